@@ -1,0 +1,1 @@
+"""Benchmark adapters, one package per benchmark, registered through entry points."""

@@ -1,0 +1,94 @@
+"""Plancraft (Dagan et al. 2024) as a lifebench benchmark: text only, on plancraft 0.4.9."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.protocols import Benchmark
+from harness.records import Instance, Observation
+
+from benchmarks.plancraft.data import SPLIT_FILES, data_dir, load_raw_examples, split_file
+from splits import read_manifest, sha256_file
+
+
+class PlancraftBenchmark(Benchmark):
+    name = "plancraft"
+    default_budget = 30
+    # val: low task repetition; val.repeated: the high-repetition split of How².
+    default_splits = ("val", "val.repeated")
+    extra_metrics = ("impossible_f1",)
+    packages = ("plancraft",)
+
+    @property
+    def instructions(self) -> str:
+        from plancraft.environment.prompts import get_system_prompt
+
+        from benchmarks.plancraft.env import ACTION_HANDLERS
+
+        return get_system_prompt(handlers=list(ACTION_HANDLERS))["content"]
+
+    def splits(self) -> list[str]:
+        return list(SPLIT_FILES)
+
+    def check_available(self) -> None:
+        data_dir()
+
+    @functools.lru_cache(maxsize=None)
+    def instances(self, split: str) -> list[Instance]:  # type: ignore[override]
+        if split not in SPLIT_FILES:
+            raise unknown_name("split of plancraft", split, SPLIT_FILES)
+        from plancraft.config import PlancraftExample
+
+        manifest = read_manifest(self.name, split)
+        actual_sha = sha256_file(split_file(split))
+        if manifest and manifest[0]["source_sha256"] != actual_sha:
+            raise UserError(f"installed plancraft data for {split!r} differs from the split "
+                            f"manifest; install plancraft==0.4.9 (`make install`)")
+        by_id = {ex["id"]: ex for ex in load_raw_examples(split)}
+        out = []
+        for row in manifest:
+            raw = by_id[row["instance_id"]]
+            example = PlancraftExample(**raw)
+            out.append(Instance(
+                instance_id=example.id,
+                metadata={
+                    "target": example.target,
+                    "complexity_split": example.complexity_split,
+                    "complexity_bin": example.complexity_bin,
+                    "num_distractors": example.num_distractors,
+                    "optimal_path_length": example.optimal_path_length,
+                    "impossible": example.impossible,
+                    "recipe_type": example.recipe_type,
+                },
+                payload=example,
+            ))
+        return out
+
+    def make_env(self, instance: Instance, seed: int) -> Any:
+        from benchmarks.plancraft.env import PlancraftEnv
+
+        # Plancraft is deterministic: the seed changes nothing.
+        return PlancraftEnv(instance.payload)
+
+    def oracle(self, env: Any) -> "PlannerOracle":
+        return PlannerOracle(env)
+
+
+class PlannerOracle:
+    """The package's planner (`get_subplans`) on the env's current inventory, followed
+    action by action, as the package's OracleModel does."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.queue: list[str] = []
+
+    def next_action(self, observation: Observation) -> str:
+        if not self.queue:
+            from plancraft.environment.planner import get_subplans
+
+            subplans, _ = get_subplans({"inventory": self.env.inventory,
+                                        "target": self.env.example.target})
+            self.queue = [a for sub in subplans for a in sub]
+        return self.queue.pop(0)

@@ -1,0 +1,197 @@
+"""Plancraft's text environment, with image rendering skipped.
+
+The crafting logic is the package's own `PlancraftEnvironment`; only its GUI (which draws
+every move into a PIL image, ~5x the cost of the logic) is replaced by a stand-in that
+draws nothing. Action parsing and the success/impossible semantics follow the package's
+`PlancraftGymWrapper`, except that the harness, not the env, counts steps and budgets.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any, Optional
+
+from plancraft.config import PlancraftExample
+from plancraft.environment.actions import (
+    ImpossibleActionHandler,
+    MoveAction,
+    MoveActionHandler,
+    SmeltAction,
+    SmeltActionHandler,
+    StopAction,
+    ThinkActionHandler,
+    convert_from_slot_index,
+)
+from plancraft.environment.env import PlancraftEnvironment, target_and_inventory_to_text_obs
+from plancraft.environment.recipes import RECIPES, SmeltingRecipe
+
+from harness.records import Observation, Step
+
+ACTION_HANDLERS = (MoveActionHandler(), SmeltActionHandler(), ThinkActionHandler(),
+                   ImpossibleActionHandler())
+
+_SMELTING = [r for rs in RECIPES.values() for r in rs if isinstance(r, SmeltingRecipe)]
+_CRAFTING = [r for rs in RECIPES.values() for r in rs if not isinstance(r, SmeltingRecipe)]
+
+GRID_AND_INVENTORY_SLOTS = range(1, 46)  # [A1]..[C3], [I1]..[I36]; [0] is output only
+
+
+class _NoTable:
+    """Stands in for the package's CraftingTableGUI: the same calls, nothing drawn."""
+
+    frame = None
+
+    def add_item_to_slot(self, item_name: str, slot: int, quantity: int = 1) -> None:
+        pass
+
+    def remove_item_from_slot(self, slot: int) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+
+class TextOnlyPlancraftEnvironment(PlancraftEnvironment):
+    """The package's environment without the GUI. Same state transitions."""
+
+    def __init__(self, inventory: Optional[dict] = None) -> None:  # noqa: D107
+        # Mirrors PlancraftEnvironment.__init__ (0.4.9) minus the GUI, and reuses the
+        # recipe lists it would rebuild on every construction.
+        self.table = _NoTable()
+        self.state = {}
+        self.reset(inventory)
+        self.table_indexes = list(range(1, 10))
+        self.output_index = 0
+        self.recipes = RECIPES
+        self.smelting_recipes = _SMELTING
+        self.crafting_recipes = _CRAFTING
+
+
+def parse_action(text: str) -> Any:
+    """The package's parse: an action model, StopAction, or a message string."""
+    for handler in ACTION_HANDLERS:
+        matched = handler.match(text)
+        if matched:
+            return matched
+    names = ", ".join(h.action_name for h in ACTION_HANDLERS)
+    return f"Only select actions from the following: {names}"
+
+
+class PlancraftEnv:
+    """One Plancraft episode over a deep copy of the example (the package mutates it)."""
+
+    def __init__(self, example: PlancraftExample, render: bool = False) -> None:
+        self.example = example
+        self.render = render
+        self._env: Optional[PlancraftEnvironment] = None
+        self.impossible_predicted = False
+        self.finished = False
+
+    # -- protocol
+    def reset(self) -> Observation:
+        inventory = copy.deepcopy(self.example.slotted_inventory)
+        self._env = (PlancraftEnvironment(inventory, resolution="low") if self.render
+                     else TextOnlyPlancraftEnvironment(inventory))
+        self.impossible_predicted = False
+        self.finished = False
+        return self._observe(self._env.step())
+
+    def step(self, action: str) -> Step:
+        env = self._require_env()
+        if self.finished:
+            return Step(Observation("Plancraft environment is terminated"), done=True,
+                        success=False, score=0.0)
+        parsed = parse_action(action)
+        if isinstance(parsed, StopAction):
+            self.impossible_predicted = True
+            self.finished = True
+            success = bool(self.example.impossible)
+            return Step(Observation("Plancraft environment is terminated due to stop action"),
+                        reward=float(success), done=True, score=float(success), success=success,
+                        info={"reason": "correctly_identified_impossible" if success
+                              else "incorrect_stop"})
+        if isinstance(parsed, str):  # think, or an invalid action: state unchanged
+            state = env.step()
+            return Step(Observation(parsed, data=self._data(state["inventory"])))
+        observation = self._observe(env.step(parsed))
+        success = self._target_obtained(observation.data["inventory"])
+        self.finished = success
+        return Step(observation, reward=float(success), done=success, score=float(success),
+                    success=success, info={"reason": "success"} if success else {})
+
+    def valid_actions(self) -> list[str]:
+        """Every well-formed move or smelt out of an occupied slot (quantity 1 or the whole
+        stack) into any grid or inventory slot, and `impossible`."""
+        return [self._format(kind, src, dst, qty) for kind, src, dst, qty in self._action_table()] \
+            + ["impossible: the target cannot be crafted from this inventory"]
+
+    def sample_action(self, rng: random.Random) -> str:
+        """A uniform draw from `valid_actions()` without building the strings."""
+        table = self._action_table()
+        index = rng.randrange(len(table) + 1)
+        if index == len(table):
+            return "impossible: the target cannot be crafted from this inventory"
+        return self._format(*table[index])
+
+    def close(self) -> None:
+        self._env = None
+
+    def snapshot(self) -> Any:
+        env = self._require_env()
+        return (copy.deepcopy(env.state), list(getattr(env, "ingredients_idxs", [])),
+                self.impossible_predicted, self.finished)
+
+    def restore(self, snapshot: Any) -> Observation:
+        env = self._require_env()
+        state, ingredients, self.impossible_predicted, self.finished = snapshot
+        env.reset(copy.deepcopy(state))
+        env.ingredients_idxs = list(ingredients)
+        return self._observe(env.step())
+
+    def episode_extra(self) -> dict[str, Any]:
+        return {"impossible_predicted": self.impossible_predicted,
+                "impossible_truth": bool(self.example.impossible)}
+
+    # -- helpers
+    @property
+    def inventory(self) -> dict:
+        return dict(self._require_env().state)
+
+    def _require_env(self) -> PlancraftEnvironment:
+        if self._env is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._env
+
+    def _data(self, inventory: dict) -> dict[str, Any]:
+        return {"inventory": inventory, "target": self.example.target}
+
+    def _observe(self, state: dict) -> Observation:
+        text = target_and_inventory_to_text_obs(target=self.example.target,
+                                                inventory=state["inventory"])
+        return Observation(text, data=self._data(state["inventory"]), image=state.get("image"))
+
+    def _target_obtained(self, inventory: dict) -> bool:
+        # the package's check: the target in any slot but the output slot [0]
+        return any(item["type"] == self.example.target and slot != 0
+                   for slot, item in inventory.items())
+
+    def _action_table(self) -> list[tuple[str, int, int, int]]:
+        rows = []
+        for src, item in sorted(self._require_env().state.items()):
+            qty = item["quantity"]
+            if qty <= 0:
+                continue
+            quantities = (1, qty) if qty > 1 else (1,)
+            kinds = ("move",) if src == 0 else ("move", "smelt")
+            for kind in kinds:
+                for dst in GRID_AND_INVENTORY_SLOTS:
+                    if dst != src:
+                        rows.extend((kind, src, dst, q) for q in quantities)
+        return rows
+
+    @staticmethod
+    def _format(kind: str, src: int, dst: int, qty: int) -> str:
+        action = (MoveAction if kind == "move" else SmeltAction)(slot_from=src, slot_to=dst,
+                                                                  quantity=qty)
+        return str(action)

@@ -1,0 +1,163 @@
+"""The `lifebench` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+from harness.errors import UserError
+
+EXIT_USER_ERROR = 2
+EXIT_INCOMPLETE = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not a usage dump
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _list(args: argparse.Namespace) -> int:
+    from harness import registry
+
+    if args.what == "benchmarks":
+        for name in registry.benchmark_names():
+            print(name)
+    elif args.what == "methods":
+        for name in registry.method_names():
+            cls = registry.method_class(name)
+            needs = [k for k, v in vars(cls.needs).items() if v] if hasattr(cls.needs, "__dict__") else []
+            print(f"{name}" + (f"  (needs: {', '.join(needs)})" if needs else ""))
+    else:
+        names = [args.benchmark] if args.benchmark else registry.benchmark_names()
+        for name in names:
+            bench = registry.get_benchmark(name)
+            for split in bench.splits():
+                marker = " (default)" if split in bench.default_splits else ""
+                print(f"{name}:{split}{marker}")
+    return 0
+
+
+def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Merge a TOML spec file and CLI flags (flags win). Returns (spec values, options)."""
+    from harness.spec import load_toml
+
+    values: dict[str, Any] = load_toml(args.spec) if args.spec else {}
+    flag_map = {"benchmark": "benchmarks", "method": "methods", "split": "splits",
+                "seeds": "seeds", "trials": "trials", "max_steps": "max_steps", "limit": "limit",
+                "instances": "instances", "model": "model", "timeout": "timeout",
+                "retries": "retries", "run_id": "run_id"}
+    for flag, key in flag_map.items():
+        value = getattr(args, flag)
+        if value is not None and value != []:
+            values[key] = value
+    options = {k: values.pop(k) for k in ("out", "workers", "executor") if k in values}
+    for key in ("out", "workers", "executor"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    return values, options
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness.run import RunOptions, default_workers, execute, failure_hint, summary_line
+    from harness.spec import parse_method_args, spec_from_values
+
+    values, options = _spec_values(args)
+    spec = spec_from_values(values)
+    if args.method_arg:
+        cli_args = parse_method_args(args.method_arg, spec.methods)
+        merged = {m: {**spec.method_args.get(m, {}), **cli_args.get(m, {})} for m in spec.methods}
+        spec = type(spec)(**{**spec.__dict__, "method_args": {m: a for m, a in merged.items() if a}})
+    run_id = spec.run_id or f"run-{spec.identity_hash()}"
+    out = Path(options.get("out") or Path("results") / run_id)
+    try:
+        workers = int(options.get("workers", default_workers()))
+    except (TypeError, ValueError):
+        raise UserError(f"--workers: {options.get('workers')!r} is not an integer") from None
+    run_options = RunOptions(out=out, workers=workers, executor=options.get("executor", "local"),
+                             progress=not args.no_progress, trajectories=not args.no_trajectories)
+    outcome = execute(spec, run_options)
+    print(summary_line(outcome, out))
+    hint = failure_hint(outcome)
+    if hint:
+        print(f"error: {hint}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from leaderboard.report import leaderboard_report
+
+    text = leaderboard_report(args.dirs, fmt=args.format)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text + "\n")
+    print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="lifebench", description="Run LLM planning agents on planning "
+                     "benchmarks under identical conditions, and compare them.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p_list = sub.add_parser("list", help="list installed benchmarks, methods or splits")
+    p_list.add_argument("what", choices=["benchmarks", "methods", "splits"])
+    p_list.add_argument("--benchmark", help="only this benchmark's splits")
+    p_list.set_defaults(func=_list)
+
+    p_run = sub.add_parser("run", help="run methods on benchmarks (resumes into an existing --out)")
+    p_run.add_argument("spec", nargs="?", help="a TOML spec file; flags override its values")
+    p_run.add_argument("--benchmark", action="append", default=[],
+                       help="benchmark name (repeatable or comma-separated)")
+    p_run.add_argument("--split", action="append", default=[],
+                       help="split name, or BENCHMARK:SPLIT (repeatable; default: the "
+                            "benchmark's default splits)")
+    p_run.add_argument("--method", action="append", default=[],
+                       help="method name (repeatable or comma-separated)")
+    p_run.add_argument("--seeds", help="comma-separated seeds (default 0)")
+    p_run.add_argument("--trials", help="episodes per instance (default 1)")
+    p_run.add_argument("--max-steps", dest="max_steps",
+                       help="step budget(s), comma-separated (default: the benchmark's)")
+    p_run.add_argument("--method-arg", action="append", default=[], metavar="KEY=VALUE",
+                       help="a method's config value; METHOD.KEY=VALUE targets one method")
+    p_run.add_argument("--limit", help="only the first N instances of each split")
+    p_run.add_argument("--instances", help="only these instance ids (comma-separated)")
+    p_run.add_argument("--model", help="model name, for LLM methods")
+    p_run.add_argument("--timeout", help="wall-clock seconds per episode (default 1800)")
+    p_run.add_argument("--retries", help="retries of an episode after an infrastructure "
+                                         "failure (default 2)")
+    p_run.add_argument("--run-id", dest="run_id", help="run id recorded in every record "
+                                                       "(default: a hash of the spec)")
+    p_run.add_argument("--workers", help="worker processes (default: cores; 0 runs in this process)")
+    p_run.add_argument("--executor", help="local (default)")
+    p_run.add_argument("--out", help="results directory (default results/<run id>)")
+    p_run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_run.add_argument("--no-trajectories", action="store_true",
+                       help="do not write trajectories")
+    p_run.set_defaults(func=_run)
+
+    p_lb = sub.add_parser("leaderboard", help="tables from one or more results directories")
+    p_lb.add_argument("dirs", nargs="+", help="results directories")
+    p_lb.add_argument("--format", default="markdown", choices=["markdown", "latex", "html", "csv"])
+    p_lb.add_argument("--output", help="also write the table to this file")
+    p_lb.set_defaults(func=_leaderboard)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UserError as exc:
+        print(f"lifebench: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("lifebench: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

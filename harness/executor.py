@@ -1,0 +1,252 @@
+"""The local executor: worker processes play units, the main process is the one writer.
+
+Workers are spawned (not forked) so they share no file descriptors, locks or threads with
+the writer. Every episode reports its start; a worker that dies, or runs an episode past
+its timeout plus a grace period, is killed and replaced, the episode is recorded with
+status `env_error` or `timeout`, and its unit continues from the last committed memory.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import multiprocessing as mp
+import os
+import queue
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from harness.records import RETRIED_STATUSES
+from harness.store import ResultsStore
+from harness.stream import (EpisodeCommitted, EpisodeStarted, Event, UnitFinished, WorkUnit,
+                            failure_record, run_unit)
+
+HARD_TIMEOUT_GRACE_S = 30.0
+
+
+@dataclass
+class RunOutcome:
+    committed: int = 0
+    results: int = 0
+    successes: int = 0
+    failures: int = 0
+    stopped: list[str] = field(default_factory=list)
+
+
+class Writer:
+    """Commits events to the store and tracks each unit's progress for recovery."""
+
+    def __init__(self, store: ResultsStore, units: list[WorkUnit],
+                 on_episode: Callable[[bool, bool], None]) -> None:
+        self.store = store
+        self.units = {u.unit_id: u for u in units}
+        self.on_episode = on_episode
+        self.outcome = RunOutcome()
+        # Per unit: positions settled (a result, or a failure past its retries), and the
+        # episode in flight.
+        self.settled: dict[int, set[int]] = collections.defaultdict(set)
+        self.in_flight: dict[int, tuple[int, int, float]] = {}
+        self.finished_units: set[int] = set()
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, EpisodeStarted):
+            self.in_flight[event.unit_id] = (event.position, event.attempt, time.monotonic())
+        elif isinstance(event, EpisodeCommitted):
+            self.store.commit(event.stream_id, event.record, event.trajectory, event.saved)
+            self.in_flight.pop(event.unit_id, None)
+            self._count(event.unit_id, event.record)
+        elif isinstance(event, UnitFinished):
+            self.finished_units.add(event.unit_id)
+            self.in_flight.pop(event.unit_id, None)
+            if event.stopped:
+                self.outcome.stopped.append(event.stopped)
+
+    def _count(self, unit_id: int, record) -> None:
+        unit = self.units[unit_id]
+        self.outcome.committed += 1
+        final = record.is_result or record.status not in RETRIED_STATUSES or \
+            record.extra.get("attempt", 0) >= unit.stream.retries
+        if final:
+            self.settled[unit_id].add(record.episode_index)
+        if record.is_result:
+            if unit.stateful:
+                unit.saved = None  # superseded: recovery reads the committed state file
+            self.outcome.results += 1
+            self.outcome.successes += int(record.success)
+        else:
+            self.outcome.failures += 1
+        if final:
+            self.on_episode(record.is_result, record.success)
+
+    def recover(self, unit_id: int, status: str, error: str) -> Optional[WorkUnit]:
+        """After a worker was lost mid-unit: record the episode in flight and return the
+        unit's continuation, or None when the unit cannot continue."""
+        unit = self.units[unit_id]
+        flight = self.in_flight.pop(unit_id, None)
+        done = self.settled[unit_id]
+        remaining = [p for p in unit.positions if p not in done]
+        if not remaining:
+            return None
+        if flight is None:
+            # Died between episodes (e.g. while building the method): charge the next one,
+            # so that repeated deaths still end after a bounded number of attempts.
+            first = remaining[0]
+            flight = (first, unit.first_attempt if first == unit.positions[0] else 0,
+                      time.monotonic())
+        position, attempt, started = flight
+        record = failure_record(unit.stream, position, status, error, attempt,
+                                time.monotonic() - started)
+        self.store.commit(unit.stream.stream_id, record, None, None)
+        self._count(unit_id, record)
+        retry = attempt < unit.stream.retries
+        if not retry:
+            if unit.stateful:
+                self.outcome.stopped.append(
+                    f"stream {unit.stream.stream_id} stopped at episode {position}: {status} "
+                    f"after {attempt + 1} attempt(s): {error}")
+                return None
+            remaining = [p for p in remaining if p != position]
+        if not remaining:
+            return None
+        saved = unit.saved
+        if unit.stateful and remaining[0] > 0 and (done or saved is None):
+            saved = self.store.read_state(unit.stream.stream_id, remaining[0] - 1)
+        new_unit = WorkUnit(unit_id=max(self.units) + 1, stream=unit.stream, positions=remaining,
+                            stateful=unit.stateful, saved=saved,
+                            first_attempt=attempt + 1 if retry else 0)
+        self.units[new_unit.unit_id] = new_unit
+        return new_unit
+
+
+# ---------------------------------------------------------------- worker processes
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker if the writer dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+def _worker_main(inbox: mp.Queue, outbox: mp.Queue, record_trajectories: bool) -> None:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
+    parent = os.getppid()
+    while True:
+        try:
+            unit = inbox.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return
+            continue
+        if unit is None:
+            return
+        run_unit(unit, outbox.put, record_trajectories)
+
+
+@dataclass
+class _Worker:
+    process: mp.process.BaseProcess
+    inbox: mp.Queue
+    unit: Optional[WorkUnit] = None
+
+
+class LocalExecutor:
+    def __init__(self, workers: int, record_trajectories: bool = True) -> None:
+        self.workers = workers
+        self.record_trajectories = record_trajectories
+
+    def run(self, units: list[WorkUnit], store: ResultsStore,
+            on_episode: Callable[[bool, bool], None]) -> RunOutcome:
+        writer = Writer(store, units, on_episode)
+        if self.workers == 0:
+            for unit in units:
+                run_unit(unit, writer.handle, self.record_trajectories)
+            return writer.outcome
+        return self._run_pool(units, writer)
+
+    def _run_pool(self, units: list[WorkUnit], writer: Writer) -> RunOutcome:
+        ctx = mp.get_context("spawn")
+        outbox: mp.Queue = ctx.Queue()
+        pending = collections.deque(units)
+        pool: list[_Worker] = []
+
+        def start_worker() -> _Worker:
+            inbox = ctx.Queue()
+            proc = ctx.Process(target=_worker_main, args=(inbox, outbox, self.record_trajectories),
+                               daemon=True)
+            proc.start()
+            return _Worker(proc, inbox)
+
+        def drain(block_s: float) -> None:
+            try:
+                event = outbox.get(timeout=block_s)
+            except queue.Empty:
+                return
+            while True:
+                writer.handle(event)
+                if isinstance(event, UnitFinished):
+                    for w in pool:
+                        if w.unit is not None and w.unit.unit_id == event.unit_id:
+                            w.unit = None
+                try:
+                    event = outbox.get_nowait()
+                except queue.Empty:
+                    return
+
+        try:
+            for _ in range(min(self.workers, len(units))):
+                pool.append(start_worker())
+            while pending or any(w.unit is not None for w in pool):
+                for w in pool:
+                    if w.unit is None and pending:
+                        w.unit = pending.popleft()
+                        w.inbox.put(w.unit)
+                drain(0.2)
+                for i, w in enumerate(pool):
+                    if w.unit is None:
+                        continue
+                    lost = self._lost(w, writer)
+                    if lost is None:
+                        continue
+                    status, error = lost
+                    if w.process.is_alive():
+                        w.process.kill()
+                    w.process.join(timeout=10)
+                    drain(0.0)  # what it reported before dying still counts
+                    if w.unit is None:  # it finished its unit after all
+                        pool[i] = start_worker()
+                        continue
+                    continuation = writer.recover(w.unit.unit_id, status, error)
+                    pool[i] = start_worker()
+                    if continuation is not None:
+                        pending.appendleft(continuation)
+        finally:
+            for w in pool:
+                if w.process.is_alive():
+                    try:
+                        w.inbox.put(None)
+                    except (OSError, ValueError):
+                        pass
+            for w in pool:
+                w.process.join(timeout=5)
+                if w.process.is_alive():
+                    w.process.kill()
+        return writer.outcome
+
+    @staticmethod
+    def _lost(w: _Worker, writer: Writer) -> Optional[tuple[str, str]]:
+        assert w.unit is not None
+        if not w.process.is_alive():
+            return "env_error", f"worker process died (exit code {w.process.exitcode})"
+        flight = writer.in_flight.get(w.unit.unit_id)
+        if flight is not None:
+            limit = w.unit.stream.timeout_s + HARD_TIMEOUT_GRACE_S
+            if time.monotonic() - flight[2] > limit:
+                return "timeout", (f"episode exceeded --timeout {w.unit.stream.timeout_s:g}s "
+                                   f"and was killed")
+        return None

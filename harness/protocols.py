@@ -1,0 +1,178 @@
+"""The contracts between the harness and its plugins: Benchmark, Env, Method.
+
+A benchmark plugin subclasses `Benchmark`; a method plugin subclasses `Method`. Both are
+registered through entry points (`lifebench.benchmarks`, `lifebench.methods`), the
+built-ins included. The harness owns the episode loop: it counts actions, enforces
+budgets and timeouts, and records trajectories; plugins never do.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional, Protocol, runtime_checkable
+
+from harness.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
+
+
+@runtime_checkable
+class Env(Protocol):
+    """One environment per episode, in the spirit of gymnasium's reset/step.
+
+    Optional extras an env may define, which the harness uses when present:
+    `snapshot() -> object` and `restore(snapshot)` (otherwise `harness.snapshots` falls
+    back to reset-and-replay), `sample_action(rng) -> str` (a uniform draw from
+    `valid_actions()` without building the list), and `episode_extra() -> dict` (fields
+    for the record's `extra`).
+    """
+
+    def reset(self) -> Observation: ...
+
+    def step(self, action: str) -> Step: ...
+
+    def valid_actions(self) -> list[str]:
+        """Well-formed actions in the current state. Computed only when asked."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class OraclePolicy(Protocol):
+    """A benchmark's solver bound to one env: the next correct action for an observation."""
+
+    def next_action(self, observation: Observation) -> str: ...
+
+
+class Benchmark(abc.ABC):
+    """A benchmark adapter. One instance per process; it may cache loaded data."""
+
+    name: ClassVar[str]
+    default_budget: ClassVar[int]
+    # The splits `make bench` and a bare `lifebench run --benchmark X` use.
+    default_splits: ClassVar[tuple[str, ...]] = ()
+    # The split that methods which learn before testing (`needs.support`) learn from.
+    support_split: ClassVar[Optional[str]] = None
+    # Extra leaderboard metrics (names in `leaderboard.metrics.EXTRA_METRICS`).
+    extra_metrics: ClassVar[tuple[str, ...]] = ()
+    # Distributions whose versions the run manifest records.
+    packages: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    @abc.abstractmethod
+    def instructions(self) -> str:
+        """The manual an LLM agent is given: action syntax and rules."""
+
+    @abc.abstractmethod
+    def splits(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def instances(self, split: str) -> list[Instance]:
+        """The split's instances in their fixed order. Raises UserError for bad splits/data."""
+
+    @abc.abstractmethod
+    def make_env(self, instance: Instance, seed: int) -> Env: ...
+
+    def oracle(self, env: Env) -> OraclePolicy:
+        from harness.errors import UserError
+
+        raise UserError(f"benchmark {self.name!r} has no oracle; use a method that does not need one")
+
+    def check_available(self) -> None:
+        """Raise UserError (naming the fix) when the benchmark's package or data is missing."""
+
+
+@dataclass(frozen=True)
+class EpisodeTools:
+    """Per-episode handles a method may use; nothing here is computed until called."""
+
+    valid_actions: Callable[[], list[str]]
+    sample_action: Callable[[random.Random], str]
+    oracle: Optional[OraclePolicy] = None
+
+
+@dataclass(frozen=True)
+class MethodNeeds:
+    llm: bool = False
+    oracle: bool = False
+    support: bool = False
+
+
+@dataclass(frozen=True)
+class NoConfig:
+    """Config of a method that takes no arguments."""
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    """What a method learns once per stream, in `setup`."""
+
+    benchmark: Benchmark
+    split: str
+    seed: int
+    budget_steps: int
+    model: Optional[str]
+    llm: Any = None  # the LLM client, for methods with needs.llm
+
+
+class Method(abc.ABC):
+    """A method plugin. One object per stream: its memory lives for the whole stream.
+
+    Every hook but `act` is optional. `state()`/`load_state()` make a lifelong method
+    resumable: the runner saves `state()` after every finished episode and, on resume,
+    builds a fresh method, calls `setup` and then `load_state` with what it saved.
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type] = NoConfig
+    needs: ClassVar[MethodNeeds] = MethodNeeds()
+    # Stateless methods keep nothing across episodes, so their streams may be sharded.
+    stateless: ClassVar[bool] = False
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
+
+    def setup(self, ctx: StreamContext) -> None:
+        self.ctx = ctx
+
+    def prepare(self, support: list[Instance]) -> None:
+        """Learn from a support split before the stream starts."""
+
+    def explore(self, env: Env, budget_steps: int) -> None:
+        """Explore an instance before its episode (IGE, AutoContext)."""
+
+    def begin_episode(self, task: TaskInfo, tools: "EpisodeTools") -> None:
+        """Called before reset. `tools` gives this episode's valid actions on request, and
+        the benchmark's oracle to methods with `needs.oracle`."""
+
+    @abc.abstractmethod
+    def act(self, observation: Observation) -> str: ...
+
+    def end_episode(self, outcome: EpisodeOutcome) -> None:
+        """Reflection and memory writes."""
+
+    def state(self) -> Any:
+        """JSON-serialisable memory for resume; None when the method keeps none."""
+        return None
+
+    def load_state(self, state: Any) -> None:
+        """Restore what `state()` returned."""
+
+    def episode_usage(self) -> dict[str, int]:
+        """LLM accounting for the episode just played: llm_calls, tokens_in, tokens_out."""
+        return {}
+
+    def episode_extra(self) -> dict[str, Any]:
+        """Method-specific fields for the record's `extra` (e.g. teacher interventions)."""
+        return {}
+
+
+def episode_rng(seed: int, *parts: Any) -> random.Random:
+    """A RNG seeded from the stream seed and the episode identity (not from run order),
+    so a sharded or resumed stream draws exactly what an uninterrupted one draws."""
+    return random.Random("/".join(str(p) for p in (seed, *parts)))
+
+
+def config_fields(config_cls: type) -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(config_cls)}

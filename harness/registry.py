@@ -1,0 +1,82 @@
+"""Plugin registry: benchmarks and methods from entry points, built-ins included.
+
+Loading is lazy and fault-tolerant: a plugin that fails to import does not hide the others;
+the failure is reported when that plugin is asked for by name.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Optional
+
+from harness.errors import UserError, unknown_name
+
+BENCHMARK_GROUP = "lifebench.benchmarks"
+METHOD_GROUP = "lifebench.methods"
+
+
+@dataclass(frozen=True)
+class PluginEntry:
+    name: str
+    target: str  # "module:attr"
+    distribution: Optional[str]
+
+
+@functools.lru_cache(maxsize=None)
+def _entries(group: str) -> dict[str, PluginEntry]:
+    found: dict[str, PluginEntry] = {}
+    for ep in entry_points(group=group):
+        dist = ep.dist.name if getattr(ep, "dist", None) is not None else None
+        # The first registration of a name wins; a duplicate (e.g. an editable install
+        # seen twice on sys.path) must not silently replace it.
+        found.setdefault(ep.name, PluginEntry(ep.name, ep.value, dist))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _load(group: str, name: str) -> type:
+    entry = _entries(group)[name]
+    module_name, _, attr = entry.target.partition(":")
+    try:
+        import importlib
+
+        obj = importlib.import_module(module_name)
+        for part in attr.split(".") if attr else []:
+            obj = getattr(obj, part)
+    except ImportError as exc:
+        where = f" (from {entry.distribution})" if entry.distribution else ""
+        raise UserError(
+            f"plugin {name!r}{where} failed to import: {exc}; install its extra, e.g. "
+            f"`pip install 'lifebench[{name}]'`, or run `make install`"
+        ) from exc
+    except Exception as exc:  # a broken plugin must not take the whole CLI down
+        raise UserError(f"plugin {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
+    return obj  # type: ignore[return-value]
+
+
+def benchmark_names() -> list[str]:
+    return sorted(_entries(BENCHMARK_GROUP))
+
+
+def method_names() -> list[str]:
+    return sorted(_entries(METHOD_GROUP))
+
+
+def benchmark_class(name: str) -> type:
+    if name not in _entries(BENCHMARK_GROUP):
+        raise unknown_name("benchmark", name, benchmark_names())
+    return _load(BENCHMARK_GROUP, name)
+
+
+def method_class(name: str) -> type:
+    if name not in _entries(METHOD_GROUP):
+        raise unknown_name("method", name, method_names())
+    return _load(METHOD_GROUP, name)
+
+
+@functools.lru_cache(maxsize=None)
+def get_benchmark(name: str):
+    """The process-wide benchmark object (adapters cache their loaded data)."""
+    return benchmark_class(name)()

@@ -1,0 +1,73 @@
+"""Turning streams into work units, skipping what a results directory already holds.
+
+Finished keys (result statuses) are skipped. A lifelong stream resumes right after its last
+finished episode from the memory saved there; a stateless stream runs whatever is missing,
+sharded so that all workers stay busy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness import registry
+from harness.errors import UserError
+from harness.records import EpisodeRecord, RecordKey
+from harness.spec import StreamSpec
+from harness.store import ResultsStore
+from harness.stream import WorkUnit, stream_prefix_digest
+
+
+@dataclass
+class Plan:
+    units: list[WorkUnit]
+    to_run: int
+    already_done: int
+
+
+def episode_key(stream: StreamSpec, position: int) -> RecordKey:
+    instance_id, trial = stream.episodes[position]
+    return RecordKey(stream.benchmark, stream.split, instance_id, stream.method,
+                     stream.method_config_hash, stream.model, stream.seed, trial,
+                     stream.budget_steps)
+
+
+def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: ResultsStore,
+               workers: int) -> Plan:
+    finished = {r.key for r in records if r.is_result}
+    units: list[WorkUnit] = []
+    done = 0
+    for stream in streams:
+        positions = range(len(stream.episodes))
+        remaining = [p for p in positions if episode_key(stream, p) not in finished]
+        done += len(positions) - len(remaining)
+        if not remaining:
+            continue
+        stateless = registry.method_class(stream.method).stateless
+        if stateless:
+            shards = max(1, min(len(remaining), max(workers, 1) * 3))
+            size = math.ceil(len(remaining) / shards)
+            for start in range(0, len(remaining), size):
+                units.append(WorkUnit(len(units), stream, remaining[start:start + size],
+                                      stateful=False))
+            continue
+        first = remaining[0]
+        if remaining != list(range(first, len(stream.episodes))):
+            raise UserError(f"{store.out} holds episodes of lifelong stream {stream.stream_id} "
+                            f"past position {first} run in another order (different --instances "
+                            f"or --limit?); use a new --out")
+        saved = None
+        if first > 0:
+            saved = store.read_state(stream.stream_id, first - 1)
+            if saved is None:
+                raise UserError(f"cannot resume lifelong stream {stream.stream_id}: the method "
+                                f"state saved after episode {first - 1} is missing from "
+                                f"{store.out}/state; use a new --out")
+            if saved.get("prefix") != stream_prefix_digest(stream, first - 1):
+                raise UserError(f"cannot resume lifelong stream {stream.stream_id}: its saved "
+                                f"state was made on a different instance order; use a new --out")
+        store.prune_states(stream.stream_id, keep=first - 1)
+        units.append(WorkUnit(len(units), stream, remaining, stateful=True, saved=saved))
+    # Longest first, so a long lifelong stream does not start last.
+    units.sort(key=lambda u: -len(u.positions))
+    return Plan(units=units, to_run=sum(len(u.positions) for u in units), already_done=done)

@@ -1,0 +1,77 @@
+"""`lifebench run`: spec → streams → plan (resume) → executor → results directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from harness import registry
+from harness.errors import UserError
+from harness.executor import LocalExecutor, RunOutcome
+from harness.progress import Progress
+from harness.resume import plan_units
+from harness.spec import RunSpec, expand
+from harness.store import ResultsStore, environment_info
+
+EXECUTORS = ("local",)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    out: Path
+    workers: int = field(default_factory=lambda: default_workers())
+    executor: str = "local"
+    progress: bool = True
+    trajectories: bool = True
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
+    if options.executor not in EXECUTORS:
+        from harness.errors import unknown_name
+
+        raise unknown_name("executor", options.executor, EXECUTORS)
+    if options.workers < 0:
+        raise UserError(f"--workers must be 0 (run in this process) or more, got {options.workers}")
+    streams = expand(spec)
+    with ResultsStore(options.out) as store:
+        existing = store.open()
+        plan = plan_units(streams, existing.records, store, options.workers)
+        packages = sorted({p for b in spec.benchmarks for p in registry.get_benchmark(b).packages})
+        store.add_manifest_entry({
+            "run_id": streams[0].run_id if streams else spec.run_id,
+            "spec": spec.to_dict(),
+            "argv": sys.argv,
+            "executor": options.executor,
+            "workers": options.workers,
+            "streams": [s.stream_id for s in streams],
+            "episodes_total": plan.to_run + plan.already_done,
+            "episodes_already_done": plan.already_done,
+            **environment_info(packages),
+        })
+        progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=options.progress)
+        try:
+            executor = LocalExecutor(options.workers, record_trajectories=options.trajectories)
+            outcome = executor.run(plan.units, store, progress.update)
+        finally:
+            progress.close()
+    return outcome
+
+
+def summary_line(outcome: RunOutcome, out: Path) -> str:
+    rate = f"{outcome.successes / outcome.results:.3f}" if outcome.results else "n/a"
+    line = (f"{outcome.results} episodes recorded in {out} (success {rate})"
+            f"{f', {outcome.failures} infrastructure failures' if outcome.failures else ''}")
+    return line
+
+
+def failure_hint(outcome: RunOutcome) -> Optional[str]:
+    if not outcome.stopped:
+        return None
+    return "; ".join(outcome.stopped) + "; rerun the same command to retry from there"

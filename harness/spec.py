@@ -1,0 +1,388 @@
+"""Run specifications: what to run (RunSpec) and the streams it expands into (StreamSpec).
+
+A RunSpec is the grid methods × benchmarks × splits × seeds × budgets, read from CLI flags
+or a TOML file and validated here, so every bad value fails before any episode starts with
+one line that names the valid choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from harness.errors import UserError, unknown_name
+from harness import registry
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_TIMEOUT_S = 1800.0
+DEFAULT_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """The grid to run. Execution options (out dir, workers) are not part of it."""
+
+    benchmarks: tuple[str, ...]
+    methods: tuple[str, ...]
+    # Per benchmark; a benchmark missing here runs its default splits.
+    splits: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    trials: int = 1
+    # None: each benchmark's default budget.
+    budgets: Optional[tuple[int, ...]] = None
+    method_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    limit: Optional[int] = None
+    instances: Optional[tuple[str, ...]] = None
+    model: Optional[str] = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    retries: int = DEFAULT_RETRIES
+    run_id: Optional[str] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def identity_hash(self) -> str:
+        return _short_hash(self.to_dict())
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One method on one benchmark split with one seed and budget: the unit of execution.
+
+    Its instances run in this fixed order, `trials` episodes each, and the method's memory
+    lives for the whole stream.
+    """
+
+    run_id: str
+    benchmark: str
+    split: str
+    method: str
+    method_config: Any
+    method_config_hash: str
+    model: Optional[str]
+    seed: int
+    budget_steps: int
+    trials: int
+    instance_ids: tuple[str, ...]
+    timeout_s: float
+    retries: int
+
+    @property
+    def stream_id(self) -> str:
+        model = f".{_safe(self.model)}" if self.model else ""
+        return (f"{self.benchmark}.{self.split}.{self.method}-{self.method_config_hash}{model}"
+                f".s{self.seed}.b{self.budget_steps}")
+
+    @property
+    def episodes(self) -> list[tuple[str, int]]:
+        """(instance_id, trial) in stream order; the position is the episode_index."""
+        return [(iid, t) for iid in self.instance_ids for t in range(self.trials)]
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def _short_hash(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------- method configs
+
+def _coerce(value: Any, annotation: Any, where: str) -> Any:
+    """Coerce a CLI string or TOML value to a config field's declared type."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            if type(None) in args:
+                return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg, where)
+            except UserError as exc:
+                errors.append(str(exc))
+        raise UserError(errors[0] if errors else f"{where}: bad value {value!r}")
+    if origin is typing.Literal:
+        for choice in args:
+            if str(choice) == str(value):
+                return choice
+        raise UserError(f"{where}: {value!r} is not one of {', '.join(map(str, args))}")
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise UserError(f"{where}: expected true or false, got {value!r}")
+    if annotation in (int, float):
+        if isinstance(value, bool):
+            raise UserError(f"{where}: expected a number, got {value!r}")
+        try:
+            return annotation(value) if annotation is float or not isinstance(value, float) \
+                else _exact_int(value)
+        except (TypeError, ValueError):
+            raise UserError(f"{where}: expected {annotation.__name__}, got {value!r}") from None
+    if annotation is str:
+        return str(value)
+    if origin in (list, tuple) and isinstance(value, (list, tuple, str)):
+        items = value.split(",") if isinstance(value, str) else value
+        inner = args[0] if args else str
+        return tuple(_coerce(v, inner, where) for v in items)
+    return value
+
+
+def _exact_int(value: float) -> int:
+    if not float(value).is_integer():
+        raise ValueError
+    return int(value)
+
+
+def build_method_config(method: str, raw: dict[str, Any]) -> Any:
+    """The method's typed config from raw key/values, rejecting unknown keys."""
+    cls = registry.method_class(method)
+    config_cls = cls.Config
+    hints = typing.get_type_hints(config_cls)
+    fields = {f.name: f for f in dataclasses.fields(config_cls)}
+    values = {}
+    for key, value in raw.items():
+        if key not in fields:
+            valid = ", ".join(sorted(fields)) or "none"
+            raise UserError(f"method {method!r} has no argument {key!r}; its arguments: {valid}")
+        values[key] = _coerce(value, hints[key], f"--method-arg {method}.{key}")
+    try:
+        return config_cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"method {method!r}: bad arguments: {exc}") from None
+
+
+def method_config_hash(method: str, config: Any) -> str:
+    return _short_hash({"method": method, "config": dataclasses.asdict(config)})
+
+
+def parse_method_args(items: list[str], methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """`KEY=VALUE` (for every method that has KEY) or `METHOD.KEY=VALUE`."""
+    out: dict[str, dict[str, Any]] = {m: {} for m in methods}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--method-arg {item!r}: expected KEY=VALUE or METHOD.KEY=VALUE")
+        target, dot, name = key.rpartition(".")
+        if dot and target in methods:
+            out[target][name] = value
+            continue
+        if dot and target not in methods and "." not in name:
+            # "foo.bar=1" where foo is not a requested method: probably a typo
+            raise unknown_name("method in --method-arg", target, methods)
+        takers = [m for m in methods
+                  if key in {f.name for f in dataclasses.fields(registry.method_class(m).Config)}]
+        if not takers:
+            raise UserError(f"--method-arg {key!r}: no requested method ({', '.join(methods)}) "
+                            f"has that argument")
+        for m in takers:
+            out[m][key] = value
+    return out
+
+
+# ---------------------------------------------------------------- building and validating
+
+def parse_int_list(text: str | list | tuple | int, what: str, minimum: int) -> tuple[int, ...]:
+    items = text if isinstance(text, (list, tuple)) else [text] if isinstance(text, int) \
+        else [t for t in str(text).split(",") if t.strip()]
+    out = []
+    for item in items:
+        try:
+            if isinstance(item, bool):
+                raise ValueError
+            value = int(str(item).strip())
+        except ValueError:
+            raise UserError(f"{what}: {item!r} is not an integer") from None
+        if value < minimum:
+            raise UserError(f"{what}: {value} must be at least {minimum}")
+        out.append(value)
+    if not out:
+        raise UserError(f"{what}: give at least one value")
+    if len(set(out)) != len(out):
+        raise UserError(f"{what}: duplicate values in {list(out)}")
+    return tuple(out)
+
+
+def split_names(text: str | list | tuple | None) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    items = text if isinstance(text, (list, tuple)) else [text]
+    names: list[str] = []
+    for item in items:
+        names.extend(t.strip() for t in str(item).split(",") if t.strip())
+    return tuple(dict.fromkeys(names))
+
+
+def resolve_splits(benchmarks: tuple[str, ...], split_items: Any) -> dict[str, tuple[str, ...]]:
+    """Splits per benchmark from `--split` values: `NAME` applies to every benchmark that
+    has it, `BENCHMARK:NAME` to one; a table (TOML) maps benchmark to names."""
+    if isinstance(split_items, dict):
+        unknown = set(split_items) - set(benchmarks)
+        if unknown:
+            raise UserError(f"splits given for {', '.join(sorted(unknown))}, which is not among "
+                            f"the requested benchmarks ({', '.join(benchmarks)})")
+        return {b: split_names(v) for b, v in split_items.items()}
+    chosen: dict[str, list[str]] = {}
+    for name in split_names(split_items):
+        bench, colon, split = name.partition(":")
+        if colon:
+            if bench not in benchmarks:
+                raise unknown_name("benchmark in --split", bench, benchmarks)
+            chosen.setdefault(bench, []).append(split)
+            continue
+        takers = [b for b in benchmarks if name in registry.get_benchmark(b).splits()]
+        if not takers:
+            all_splits = {f"{b}:{s}" for b in benchmarks for s in registry.get_benchmark(b).splits()}
+            raise unknown_name("split", name, {s.partition(":")[2] for s in all_splits})
+        for b in takers:
+            chosen.setdefault(b, []).append(name)
+    return {b: tuple(dict.fromkeys(v)) for b, v in chosen.items()}
+
+
+def validate(spec: RunSpec) -> None:
+    """Check every name and value; raises UserError with the fix."""
+    if not spec.benchmarks:
+        raise UserError("no benchmark given; use --benchmark NAME (see `lifebench list benchmarks`)")
+    if not spec.methods:
+        raise UserError("no method given; use --method NAME (see `lifebench list methods`)")
+    for b in spec.benchmarks:
+        bench = registry.get_benchmark(b)
+        for s in spec.splits.get(b, ()):
+            if s not in bench.splits():
+                raise unknown_name(f"split of {b}", s, bench.splits())
+    for m in spec.methods:
+        registry.method_class(m)
+        build_method_config(m, spec.method_args.get(m, {}))
+    unknown = set(spec.method_args) - set(spec.methods)
+    if unknown:
+        raise unknown_name("method in method_args", sorted(unknown)[0], spec.methods)
+    if spec.trials < 1:
+        raise UserError(f"--trials must be at least 1, got {spec.trials}")
+    if spec.limit is not None and spec.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {spec.limit}")
+    if spec.budgets is not None and any(b < 1 for b in spec.budgets):
+        raise UserError(f"--max-steps must be at least 1, got {list(spec.budgets)}")
+    if not spec.timeout_s > 0:
+        raise UserError(f"--timeout must be positive seconds, got {spec.timeout_s}")
+    if spec.retries < 0:
+        raise UserError(f"--retries must be 0 or more, got {spec.retries}")
+    if any(s < 0 for s in spec.seeds):
+        raise UserError(f"--seeds must be non-negative, got {list(spec.seeds)}")
+
+
+def expand(spec: RunSpec) -> list[StreamSpec]:
+    """The streams of a validated spec, in a fixed order."""
+    validate(spec)
+    run_id = spec.run_id or f"run-{spec.identity_hash()}"
+    streams = []
+    for b in spec.benchmarks:
+        bench = registry.get_benchmark(b)
+        bench.check_available()
+        splits = spec.splits.get(b) or bench.default_splits
+        for split in splits:
+            ids = [inst.instance_id for inst in bench.instances(split)]
+            if spec.instances is not None:
+                known = set(ids)
+                missing = [i for i in spec.instances if i not in known]
+                if missing:
+                    raise unknown_name(f"instance of {b}:{split}", missing[0], ids[:20] +
+                                       (["..."] if len(ids) > 20 else []))
+                wanted = set(spec.instances)
+                ids = [i for i in ids if i in wanted]
+            if spec.limit is not None:
+                ids = ids[: spec.limit]
+            for m in spec.methods:
+                config = build_method_config(m, spec.method_args.get(m, {}))
+                chash = method_config_hash(m, config)
+                needs = registry.method_class(m).needs
+                if needs.llm and not spec.model:
+                    raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
+                for seed in spec.seeds:
+                    for budget in spec.budgets or (bench.default_budget,):
+                        streams.append(StreamSpec(
+                            run_id=run_id, benchmark=b, split=split, method=m,
+                            method_config=config, method_config_hash=chash,
+                            model=spec.model if needs.llm else None, seed=seed,
+                            budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
+                            timeout_s=spec.timeout_s, retries=spec.retries))
+    return streams
+
+
+# ---------------------------------------------------------------- TOML spec files
+
+SPEC_KEYS = {
+    "run_id", "benchmarks", "splits", "methods", "method_args", "seeds", "trials",
+    "max_steps", "limit", "instances", "model", "timeout", "retries",
+    # execution options, allowed in the file for convenience
+    "out", "workers", "executor",
+}
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"spec file {str(p)!r} not found; give a TOML file (see README, 'Spec files')")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"spec file {str(p)!r} is not valid TOML: {exc}") from None
+    unknown = set(data) - SPEC_KEYS
+    if unknown:
+        raise unknown_name(f"key in {p.name}", sorted(unknown)[0], SPEC_KEYS)
+    return data
+
+
+def spec_from_values(values: dict[str, Any]) -> RunSpec:
+    """A RunSpec from merged TOML/CLI values (CLI already split into lists)."""
+    benchmarks = split_names(values.get("benchmarks"))
+    methods = split_names(values.get("methods"))
+    for b in benchmarks:
+        registry.benchmark_class(b)
+    for m in methods:
+        registry.method_class(m)
+    method_args = values.get("method_args") or {}
+    if not isinstance(method_args, dict) or not all(isinstance(v, dict) for v in method_args.values()):
+        raise UserError("method_args must be a table of tables: [method_args.METHOD] KEY = VALUE")
+    budgets = values.get("max_steps")
+    limit = values.get("limit")
+    instances = values.get("instances")
+    try:
+        timeout = float(values.get("timeout", DEFAULT_TIMEOUT_S))
+    except (TypeError, ValueError):
+        raise UserError(f"--timeout: {values.get('timeout')!r} is not a number of seconds") from None
+    return RunSpec(
+        benchmarks=benchmarks,
+        methods=methods,
+        splits=resolve_splits(benchmarks, values.get("splits")),
+        seeds=parse_int_list(values.get("seeds", 0), "--seeds", 0),
+        trials=parse_int_list(values.get("trials", 1), "--trials", 1)[0],
+        budgets=parse_int_list(budgets, "--max-steps", 1) if budgets is not None else None,
+        method_args={m: dict(a) for m, a in method_args.items()},
+        limit=parse_int_list(limit, "--limit", 1)[0] if limit is not None else None,
+        instances=split_names(instances) if instances is not None else None,
+        model=values.get("model"),
+        timeout_s=timeout,
+        retries=parse_int_list(values.get("retries", DEFAULT_RETRIES), "--retries", 0)[0],
+        run_id=values.get("run_id"),
+    )

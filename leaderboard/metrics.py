@@ -1,0 +1,25 @@
+"""Benchmark-specific leaderboard metrics, named by a benchmark's `extra_metrics`."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from harness.records import EpisodeRecord
+from leaderboard.stats import f1_score
+
+
+def impossible_f1(records: list[EpisodeRecord]) -> float:
+    """F1 of declaring a task impossible (Plancraft): positives are truly impossible tasks."""
+    tp = fp = fn = 0
+    for r in records:
+        predicted = bool(r.extra.get("impossible_predicted"))
+        truth = bool(r.extra.get("impossible_truth"))
+        tp += predicted and truth
+        fp += predicted and not truth
+        fn += truth and not predicted
+    return f1_score(tp, fp, fn)
+
+
+EXTRA_METRICS: dict[str, tuple[str, Callable[[list[EpisodeRecord]], float]]] = {
+    "impossible_f1": ("impossible F1", impossible_f1),
+}

@@ -1,0 +1,116 @@
+"""The leaderboard table: one row per (benchmark, split, method, model, budget)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+
+from tabulate import tabulate
+
+from harness.errors import UserError
+from harness.records import EpisodeRecord
+from harness.results import load_records
+from leaderboard.metrics import EXTRA_METRICS
+from leaderboard.stats import wilson_interval
+
+FORMATS = {"markdown": "github", "latex": "latex_booktabs", "html": "html", "csv": None}
+
+
+@dataclass
+class Cell:
+    benchmark: str
+    split: str
+    method: str
+    method_config_hash: str
+    model: str | None
+    budget_steps: int
+    results: list[EpisodeRecord] = field(default_factory=list)
+    failures: int = 0  # infrastructure failures never resolved by a retry
+
+
+def cells_of(records: list[EpisodeRecord]) -> list[Cell]:
+    cells: dict[tuple, Cell] = {}
+    for r in records:
+        key = (r.benchmark, r.split, r.method, r.method_config_hash, r.model, r.budget_steps)
+        cell = cells.setdefault(key, Cell(*key))
+        if r.is_result:
+            cell.results.append(r)
+        else:
+            cell.failures += 1
+    return sorted(cells.values(), key=lambda c: (c.benchmark, c.split, c.method,
+                                                 c.model or "", c.budget_steps,
+                                                 c.method_config_hash))
+
+
+def _extra_metric_names(benchmark: str) -> tuple[str, ...]:
+    from harness import registry
+
+    try:
+        return tuple(registry.benchmark_class(benchmark).extra_metrics)
+    except UserError:  # results of a benchmark whose plugin is not installed here
+        return ()
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else f"{value:.{digits}f}"
+
+
+def leaderboard_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[str]]]:
+    cells = cells_of(records)
+    ambiguous = defaultdict(set)
+    for c in cells:
+        ambiguous[(c.benchmark, c.split, c.method)].add(c.method_config_hash)
+    extra_names: list[str] = []
+    for c in cells:
+        for name in _extra_metric_names(c.benchmark):
+            if name in EXTRA_METRICS and name not in extra_names:
+                extra_names.append(name)
+    headers = ["benchmark", "split", "method", "model", "budget", "episodes", "success",
+               "95% CI", "mean score", "mean steps"]
+    headers += [EXTRA_METRICS[n][0] for n in extra_names] + ["failed"]
+    rows = []
+    for c in cells:
+        n = len(c.results)
+        wins = sum(r.success for r in c.results)
+        low, high = wilson_interval(wins, n)
+        method = c.method
+        if len(ambiguous[(c.benchmark, c.split, c.method)]) > 1:
+            method += f" [{c.method_config_hash[:6]}]"
+        row = [c.benchmark, c.split, method, c.model or "—", str(c.budget_steps), str(n),
+               _fmt(wins / n if n else math.nan), f"[{_fmt(low)}, {_fmt(high)}]",
+               _fmt(fmean(r.score for r in c.results) if n else math.nan),
+               _fmt(fmean(r.steps for r in c.results) if n else math.nan, 2)]
+        own = _extra_metric_names(c.benchmark)
+        row += [_fmt(EXTRA_METRICS[name][1](c.results)) if name in own and n else "—"
+                for name in extra_names]
+        row.append(str(c.failures))
+        rows.append(row)
+    return headers, rows
+
+
+def render(headers: list[str], rows: list[list[str]], fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}; choose from: {', '.join(FORMATS)}")
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows(rows)
+        return buf.getvalue().rstrip("\n")
+    return tabulate(rows, headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
+
+
+def leaderboard_report(directories: list[str | Path], fmt: str = "markdown") -> str:
+    records = load_records(directories)
+    if not records:
+        raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
+                        f"run `lifebench run ... --out DIR` first")
+    headers, rows = leaderboard_rows(records)
+    return render(headers, rows, fmt)

@@ -1,0 +1,1 @@
+"""Method plugins, one module or package per method, registered through entry points."""

@@ -1,0 +1,20 @@
+"""`oracle`: the benchmark's own solver (Plancraft: the package's planner), as an upper
+bound and as a check that the adapter's success semantics are right."""
+
+from __future__ import annotations
+
+from harness.protocols import EpisodeTools, Method, MethodNeeds
+from harness.records import Observation, TaskInfo
+
+
+class OracleMethod(Method):
+    name = "oracle"
+    needs = MethodNeeds(oracle=True)
+    stateless = True
+
+    def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
+        assert tools.oracle is not None, "the harness gives an oracle to needs.oracle methods"
+        self.policy = tools.oracle
+
+    def act(self, observation: Observation) -> str:
+        return self.policy.next_action(observation)
