@@ -24,7 +24,12 @@ from harness.store import ResultsStore
 from harness.stream import (EpisodeCommitted, EpisodeStarted, Event, UnitFinished, WorkUnit,
                             failure_record, run_unit)
 
-HARD_TIMEOUT_GRACE_S = 30.0
+
+
+def hard_timeout_s(timeout_s: float) -> float:
+    """When the writer kills a worker whose episode does not return: the episode's own
+    timeout (checked cooperatively between steps) plus a grace period."""
+    return timeout_s + max(1.0, min(30.0, 0.5 * timeout_s))
 
 
 @dataclass
@@ -245,8 +250,7 @@ class LocalExecutor:
             return "env_error", f"worker process died (exit code {w.process.exitcode})"
         flight = writer.in_flight.get(w.unit.unit_id)
         if flight is not None:
-            limit = w.unit.stream.timeout_s + HARD_TIMEOUT_GRACE_S
-            if time.monotonic() - flight[2] > limit:
+            if time.monotonic() - flight[2] > hard_timeout_s(w.unit.stream.timeout_s):
                 return "timeout", (f"episode exceeded --timeout {w.unit.stream.timeout_s:g}s "
                                    f"and was killed")
         return None

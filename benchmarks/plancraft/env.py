@@ -107,7 +107,7 @@ class PlancraftEnv:
             self.impossible_predicted = True
             self.finished = True
             success = bool(self.example.impossible)
-            return Step(Observation("Plancraft environment is terminated due to stop action"),
+            return Step(Observation("Plancraft environment is terminate due to stop action"),
                         reward=float(success), done=True, score=float(success), success=success,
                         info={"reason": "correctly_identified_impossible" if success
                               else "incorrect_stop"})
