@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Optional
@@ -26,13 +27,21 @@ def _list(args: argparse.Namespace) -> int:
             print(name)
     elif args.what == "methods":
         for name in registry.method_names():
-            cls = registry.method_class(name)
-            needs = [k for k, v in vars(cls.needs).items() if v] if hasattr(cls.needs, "__dict__") else []
+            try:
+                cls = registry.method_class(name)
+            except UserError as exc:  # one broken plugin must not hide the others
+                print(f"{name}  (unavailable: {exc})")
+                continue
+            needs = [k for k, v in dataclasses.asdict(cls.needs).items() if v]
             print(f"{name}" + (f"  (needs: {', '.join(needs)})" if needs else ""))
     else:
         names = [args.benchmark] if args.benchmark else registry.benchmark_names()
         for name in names:
-            bench = registry.get_benchmark(name)
+            try:
+                bench = registry.get_benchmark(name)
+            except UserError as exc:
+                print(f"{name}  (unavailable: {exc})")
+                continue
             for split in bench.splits():
                 marker = " (default)" if split in bench.default_splits else ""
                 print(f"{name}:{split}{marker}")
@@ -69,8 +78,7 @@ def _run(args: argparse.Namespace) -> int:
         cli_args = parse_method_args(args.method_arg, spec.methods)
         merged = {m: {**spec.method_args.get(m, {}), **cli_args.get(m, {})} for m in spec.methods}
         spec = type(spec)(**{**spec.__dict__, "method_args": {m: a for m, a in merged.items() if a}})
-    run_id = spec.run_id or f"run-{spec.identity_hash()}"
-    out = Path(options.get("out") or Path("results") / run_id)
+    out = Path(options.get("out") or Path("results") / spec.resolved_run_id)
     try:
         workers = int(options.get("workers", default_workers()))
     except (TypeError, ValueError):

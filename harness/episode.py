@@ -15,6 +15,7 @@ from typing import Any, Optional
 from harness.errors import EnvError, LLMError
 from harness.protocols import Benchmark, EpisodeTools, Method
 from harness.records import EpisodeOutcome, Instance, Observation, TaskInfo
+from harness.snapshots import with_snapshots
 
 
 @dataclass
@@ -56,6 +57,47 @@ def _sample_fallback(env: Any):
     return sample
 
 
+class ExplorationBudgetExhausted(Exception):
+    """Raised by the exploration env when a method steps past its exploration budget."""
+
+
+class _ExplorationEnv:
+    """The env a method explores: its own instance of the task, with snapshots (native or
+    reset-and-replay), and a step counter the method cannot exceed."""
+
+    def __init__(self, env: Any, budget: int) -> None:
+        self.env = with_snapshots(env)
+        self.budget = budget
+        self.steps = 0
+
+    def step(self, action: str):
+        if self.steps >= self.budget:
+            raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
+        self.steps += 1
+        return self.env.step(action)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+
+def _explore(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo) -> Optional[int]:
+    """Run `method.explore` on a separate env when the method has one and its config sets
+    `explore_steps` (so the exploration budget is part of the method's config hash)."""
+    if type(method).explore is Method.explore:
+        return None
+    budget = int(getattr(method.config, "explore_steps", 0) or 0)
+    if budget <= 0:
+        return None
+    env = _ExplorationEnv(benchmark.make_env(instance, task.seed), budget)
+    try:
+        method.explore(env, budget)
+    except ExplorationBudgetExhausted:
+        pass
+    finally:
+        env.close()
+    return env.steps
+
+
 def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
                  timeout_s: float, record_trajectory: bool = True) -> EpisodeResult:
     """Play one episode of `method` on `instance`. Never raises for env or method faults:
@@ -74,6 +116,9 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
                                  oracle=oracle)
             side = "method"
+            explored = _explore(benchmark, instance, method, task)
+            if explored is not None:
+                result.extra["explore_steps"] = explored
             method.begin_episode(task, tools)
             side = "env"
             observation: Observation = env.reset()

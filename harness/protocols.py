@@ -140,7 +140,9 @@ class Method(abc.ABC):
         """Learn from a support split before the stream starts."""
 
     def explore(self, env: Env, budget_steps: int) -> None:
-        """Explore an instance before its episode (IGE, AutoContext)."""
+        """Explore an instance before its episode (IGE, AutoContext). Called when the
+        method's config has a positive `explore_steps`, on a separate env of the same
+        instance with `snapshot()/restore()`; stepping past the budget ends exploration."""
 
     def begin_episode(self, task: TaskInfo, tools: "EpisodeTools") -> None:
         """Called before reset. `tools` gives this episode's valid actions on request, and

@@ -46,11 +46,12 @@ def _load(group: str, name: str) -> type:
         for part in attr.split(".") if attr else []:
             obj = getattr(obj, part)
     except ImportError as exc:
+        if entry.distribution in (None, "lifebench"):
+            fix = f"install its extra (`pip install 'lifebench[{name}]'`) or run `make install`"
+        else:
+            fix = f"reinstall {entry.distribution} or uninstall it"
         where = f" (from {entry.distribution})" if entry.distribution else ""
-        raise UserError(
-            f"plugin {name!r}{where} failed to import: {exc}; install its extra, e.g. "
-            f"`pip install 'lifebench[{name}]'`, or run `make install`"
-        ) from exc
+        raise UserError(f"plugin {name!r}{where} failed to import: {exc}; {fix}") from exc
     except Exception as exc:  # a broken plugin must not take the whole CLI down
         raise UserError(f"plugin {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
     return obj  # type: ignore[return-value]

@@ -53,7 +53,20 @@ class RunSpec:
         return dataclasses.asdict(self)
 
     def identity_hash(self) -> str:
-        return _short_hash(self.to_dict())
+        """What determines the records (not timeouts or retries), with method arguments
+        in their typed form, so a TOML file and the same flags give the same run id."""
+        configs = {m: method_config_hash(m, build_method_config(m, self.method_args.get(m, {})))
+                   for m in self.methods}
+        return _short_hash({
+            "benchmarks": self.benchmarks, "methods": configs,
+            "splits": {b: self.splits.get(b) for b in self.benchmarks}, "seeds": self.seeds,
+            "trials": self.trials, "budgets": self.budgets, "limit": self.limit,
+            "instances": self.instances, "model": self.model,
+        })
+
+    @property
+    def resolved_run_id(self) -> str:
+        return self.run_id or f"run-{self.identity_hash()}"
 
 
 @dataclass(frozen=True)
@@ -294,7 +307,7 @@ def validate(spec: RunSpec) -> None:
 def expand(spec: RunSpec) -> list[StreamSpec]:
     """The streams of a validated spec, in a fixed order."""
     validate(spec)
-    run_id = spec.run_id or f"run-{spec.identity_hash()}"
+    run_id = spec.resolved_run_id
     streams = []
     for b in spec.benchmarks:
         bench = registry.get_benchmark(b)

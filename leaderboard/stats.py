@@ -17,7 +17,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         return (math.nan, math.nan)
     if not 0 <= successes <= n:
         raise ValueError(f"successes={successes} outside [0, n={n}]")
-    z = _stats.norm.ppf(0.5 + confidence / 2)
+    z = float(_stats.norm.ppf(0.5 + confidence / 2))
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

@@ -136,3 +136,33 @@ def test_wall_clock_timeout(bench):
     method = Scripted(actions=["think: slow"], sleep_s=0.05)
     result = run(bench, method, possible(bench), budget=1000, timeout=0.3)
     assert result.status == "timeout" and 2 <= result.steps < 1000
+
+
+class Explorer(Scripted):
+    """Explores by branching from a snapshot; remembers what it saw."""
+
+    from dataclasses import dataclass as _dc
+
+    @_dc(frozen=True)
+    class Config:
+        explore_steps: int = 5
+
+    def __init__(self):
+        super().__init__()
+        self.config = self.Config()
+        self.seen = []
+
+    def explore(self, env, budget):
+        env.reset()
+        snap = env.snapshot()
+        while True:  # steps until the harness stops it
+            self.seen.append(env.step("think: try").observation.text)
+            env.restore(snap)
+
+
+def test_explore_runs_on_its_own_env_within_its_budget(bench):
+    method = Explorer()
+    instance = possible(bench)
+    result = run(bench, method, instance)
+    assert result.extra["explore_steps"] == 5 and method.seen == ["Ok"] * 5
+    assert result.status == "ok" and result.success  # the episode's env was untouched

@@ -24,15 +24,43 @@ from plancraft.environment.actions import (
     convert_from_slot_index,
 )
 from plancraft.environment.env import PlancraftEnvironment, target_and_inventory_to_text_obs
-from plancraft.environment.recipes import RECIPES, SmeltingRecipe
+from plancraft.environment.recipes import (
+    RECIPES,
+    ShapedRecipe,
+    ShapelessRecipe,
+    SmeltingRecipe,
+    convert_ingredients_to_table,
+)
 
 from harness.records import Observation, Step
 
 ACTION_HANDLERS = (MoveActionHandler(), SmeltActionHandler(), ThinkActionHandler(),
                    ImpossibleActionHandler())
 
+# The package's recipe lists, in its order (PlancraftEnvironment.__init__ rebuilds them on
+# every construction).
 _SMELTING = [r for rs in RECIPES.values() for r in rs if isinstance(r, SmeltingRecipe)]
-_CRAFTING = [r for rs in RECIPES.values() for r in rs if not isinstance(r, SmeltingRecipe)]
+_CRAFTING = [r for rs in RECIPES.values() for r in rs
+             if isinstance(r, (ShapelessRecipe, ShapedRecipe))]
+
+
+def _crafting_index() -> tuple[dict[str, list[int]], list[int]]:
+    """For each item, the crafting recipes (positions in `_CRAFTING`) that accept it.
+
+    A shaped or shapeless recipe can only match a grid whose items it all accepts, so the
+    recipes accepting every item on the grid, in the package's order, contain the package's
+    first match. The empty grid gets whatever the full scan gives it (nothing, in 0.4.9).
+    """
+    accepting: dict[str, list[int]] = {}
+    for position, recipe in enumerate(_CRAFTING):
+        for item in recipe.inputs:
+            accepting.setdefault(item, []).append(position)
+    empty = convert_ingredients_to_table([None] * 9)
+    empty_matches = [p for p, r in enumerate(_CRAFTING) if r.craft(empty)][:1]
+    return accepting, empty_matches
+
+
+_ACCEPTING, _EMPTY_GRID_MATCHES = _crafting_index()
 
 GRID_AND_INVENTORY_SLOTS = range(1, 46)  # [A1]..[C3], [I1]..[I36]; [0] is output only
 
@@ -55,7 +83,7 @@ class _NoTable:
 class TextOnlyPlancraftEnvironment(PlancraftEnvironment):
     """The package's environment without the GUI. Same state transitions."""
 
-    def __init__(self, inventory: Optional[dict] = None) -> None:  # noqa: D107
+    def __init__(self, inventory: Optional[dict] = None, **_ignored: Any) -> None:
         # Mirrors PlancraftEnvironment.__init__ (0.4.9) minus the GUI, and reuses the
         # recipe lists it would rebuild on every construction.
         self.table = _NoTable()
@@ -66,6 +94,28 @@ class TextOnlyPlancraftEnvironment(PlancraftEnvironment):
         self.recipes = RECIPES
         self.smelting_recipes = _SMELTING
         self.crafting_recipes = _CRAFTING
+
+    def populate_craft_slot_craft_item(self) -> None:
+        # The package's method, scanning only the recipes that accept every item on the
+        # grid (see `_crafting_index`) instead of all of them; same first match.
+        ingredients = [None if self.slot_empty(i) else self.state[i]["type"]
+                       for i in self.table_indexes]
+        present = {item for item in ingredients if item is not None}
+        if present:
+            lists = sorted((_ACCEPTING.get(item, []) for item in present), key=len)
+            common = set(lists[0]).intersection(*lists[1:])
+            candidates = sorted(common)
+        else:
+            candidates = _EMPTY_GRID_MATCHES
+        table = convert_ingredients_to_table(ingredients)
+        for position in candidates:
+            if result := _CRAFTING[position].craft(table):
+                result, indexes = result
+                self.ingredients_idxs = indexes
+                self.add_item_to_slot(result.item, self.output_index, result.count)
+                return
+        self.ingredients_idxs = []
+        self.remove_item_from_slot(self.output_index)
 
 
 def parse_action(text: str) -> Any:
