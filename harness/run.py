@@ -44,6 +44,12 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
         existing = store.open()
         plan = plan_units(streams, existing.records, store, options.workers)
         packages = sorted({p for b in spec.benchmarks for p in registry.get_benchmark(b).packages})
+        info = environment_info(packages)
+        earlier = store.last_manifest_entry()
+        if plan.already_done and earlier and earlier.get("git_revision") != info["git_revision"]:
+            print(f"note: {options.out} holds episodes recorded at revision "
+                  f"{earlier.get('git_revision')}; this run is at {info['git_revision']} "
+                  f"(use a new --out to rerun everything)", file=sys.stderr)
         store.add_manifest_entry({
             "run_id": streams[0].run_id if streams else spec.run_id,
             "spec": spec.to_dict(),
@@ -53,7 +59,7 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
             "streams": [s.stream_id for s in streams],
             "episodes_total": plan.to_run + plan.already_done,
             "episodes_already_done": plan.already_done,
-            **environment_info(packages),
+            **info,
         })
         progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=options.progress)
         try:

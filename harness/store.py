@@ -181,14 +181,24 @@ class ResultsStore:
             self.prune_states(stream_id, keep=record.episode_index)
 
     # ------------------------------------------------------------ manifest
+    def _manifest_runs(self) -> list[dict[str, Any]]:
+        path = self.out / "manifest.json"
+        if not path.exists():
+            return []
+        try:
+            return list(json.loads(path.read_text()).get("runs", []))
+        except (ValueError, AttributeError):
+            # keep the unreadable file for inspection; start a new list beside it
+            os.replace(path, path.with_name("manifest.json.corrupt"))
+            return []
+
+    def last_manifest_entry(self) -> Optional[dict[str, Any]]:
+        runs = self._manifest_runs()
+        return runs[-1] if runs else None
+
     def add_manifest_entry(self, entry: dict[str, Any]) -> None:
         path = self.out / "manifest.json"
-        runs = []
-        if path.exists():
-            try:
-                runs = json.loads(path.read_text()).get("runs", [])
-            except ValueError:
-                os.replace(path, path.with_name("manifest.json.corrupt"))
+        runs = self._manifest_runs()
         runs.append(entry)
         atomic_write(path, json.dumps({"runs": runs}, indent=2, sort_keys=True, default=str))
 

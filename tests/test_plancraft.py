@@ -209,3 +209,15 @@ def test_indexed_recipe_matching_equals_the_package_scan(bench):
                 getattr(theirs, "ingredients_idxs", None)
             crafted += 0 in ours.state
     assert crafted > 100  # recipes really were matched on the grid
+
+
+def test_manifests_are_what_the_build_script_makes(tmp_path, monkeypatch, capsys):
+    import splits
+    from splits.build_plancraft import build
+
+    monkeypatch.setattr(splits, "SPLITS_DIR", tmp_path)
+    build()
+    for name in ("val", "val.repeated", "test", "val.small"):
+        rebuilt = (tmp_path / "plancraft" / f"{name}.jsonl").read_bytes()
+        assert rebuilt == (SPLITS_DIR / "plancraft" / f"{name}.jsonl").read_bytes(), name
+    assert (tmp_path / "checksums.sha256").read_bytes() == (SPLITS_DIR / "checksums.sha256").read_bytes()
