@@ -146,11 +146,12 @@ def _coerce(value: Any, annotation: Any, where: str) -> Any:
             return False
         raise UserError(f"{where}: expected true or false, got {value!r}")
     if annotation in (int, float):
-        if isinstance(value, bool):
-            raise UserError(f"{where}: expected a number, got {value!r}")
         try:
-            return annotation(value) if annotation is float or not isinstance(value, float) \
-                else _exact_int(value)
+            if isinstance(value, bool):
+                raise ValueError
+            if annotation is int and isinstance(value, float):
+                return _exact_int(value)
+            return annotation(str(value).strip())
         except (TypeError, ValueError):
             raise UserError(f"{where}: expected {annotation.__name__}, got {value!r}") from None
     if annotation is str:

@@ -7,6 +7,7 @@ never writes files: the one writer is the executor's main process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -17,9 +18,6 @@ from harness.episode import EpisodeResult, play_episode
 from harness.protocols import Method, StreamContext
 from harness.records import RESULT_STATUSES, RETRIED_STATUSES, EpisodeRecord, TaskInfo
 from harness.spec import StreamSpec
-
-NO_STATE = None
-
 
 @dataclass
 class WorkUnit:
@@ -121,8 +119,6 @@ def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str
 def stream_prefix_digest(stream: StreamSpec, position: int) -> str:
     """Identifies the episodes a saved memory has seen, so resume can refuse a stream whose
     order changed (e.g. a different --instances) instead of carrying the wrong memory."""
-    import hashlib
-
     text = "\n".join(f"{i}#{t}" for i, t in stream.episodes[: position + 1])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
