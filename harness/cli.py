@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Optional
@@ -70,14 +71,18 @@ def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
 
 def _run(args: argparse.Namespace) -> int:
     from harness.run import RunOptions, default_workers, execute, failure_hint, summary_line
-    from harness.spec import parse_method_args, spec_from_values
+    from harness.spec import parse_plugin_args, spec_from_values
 
     values, options = _spec_values(args)
     spec = spec_from_values(values)
-    if args.method_arg:
-        cli_args = parse_method_args(args.method_arg, spec.methods)
-        merged = {m: {**spec.method_args.get(m, {}), **cli_args.get(m, {})} for m in spec.methods}
-        spec = type(spec)(**{**spec.__dict__, "method_args": {m: a for m, a in merged.items() if a}})
+    for kind, items, names, field_name in (
+            ("method", args.method_arg, spec.methods, "method_args"),
+            ("benchmark", args.benchmark_arg, spec.benchmarks, "benchmark_args")):
+        if items:
+            given = parse_plugin_args(kind, items, names)
+            current = getattr(spec, field_name)
+            merged = {n: {**current.get(n, {}), **given.get(n, {})} for n in names}
+            spec = dataclasses.replace(spec, **{field_name: {n: a for n, a in merged.items() if a}})
     out = Path(options.get("out") or Path("results") / spec.resolved_run_id)
     try:
         workers = int(options.get("workers", default_workers()))
@@ -97,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
 def _leaderboard(args: argparse.Namespace) -> int:
     from leaderboard.report import leaderboard_report
 
-    text = leaderboard_report(args.dirs, fmt=args.format)
+    text = leaderboard_report(args.dirs, fmt=args.format, trials=args.trials)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text + "\n")
@@ -130,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="step budget(s), comma-separated (default: the benchmark's)")
     p_run.add_argument("--method-arg", action="append", default=[], metavar="KEY=VALUE",
                        help="a method's config value; METHOD.KEY=VALUE targets one method")
+    p_run.add_argument("--benchmark-arg", action="append", default=[], metavar="KEY=VALUE",
+                       help="a benchmark's config value, e.g. scienceworld.simplification=openDoors")
     p_run.add_argument("--limit", help="only the first N instances of each split")
     p_run.add_argument("--instances", help="only these instance ids (comma-separated)")
     p_run.add_argument("--model", help="model name, for LLM methods")
@@ -150,13 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     p_lb.add_argument("dirs", nargs="+", help="results directories")
     p_lb.add_argument("--format", default="markdown", choices=["markdown", "latex", "html", "csv"])
     p_lb.add_argument("--output", help="also write the table to this file")
+    p_lb.add_argument("--trials", choices=["all", "max", "last", "first"],
+                      help="how an instance's trials count: every episode, or one per "
+                           "instance and seed (default: the benchmark's protocol; "
+                           "ScienceWorld: max)")
     p_lb.set_defaults(func=_leaderboard)
     return parser
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM stops a run like Ctrl-C: workers and their simulators are shut down.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         return args.func(args)
     except UserError as exc:

@@ -51,6 +51,10 @@ def _failure(exc: BaseException, side: str) -> _Failure:
     return _Failure(status, f"{type(exc).__name__}: {exc}{at}")
 
 
+def _no_queries(name: str) -> str:
+    raise ValueError(f"this environment answers no queries (asked for {name!r})")
+
+
 def _sample_fallback(env: Any):
     def sample(rng: random.Random) -> str:
         return rng.choice(env.valid_actions())
@@ -114,7 +118,7 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             oracle = benchmark.oracle(env) if method.needs.oracle else None
             sample = getattr(env, "sample_action", None) or _sample_fallback(env)
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
-                                 oracle=oracle)
+                                 query=getattr(env, "query", None) or _no_queries, oracle=oracle)
             side = "method"
             explored = _explore(benchmark, instance, method, task)
             if explored is not None:

@@ -46,9 +46,14 @@ class OraclePolicy(Protocol):
 
 
 class Benchmark(abc.ABC):
-    """A benchmark adapter. One instance per process; it may cache loaded data."""
+    """A benchmark adapter. One instance per process and config; it may cache loaded data.
+
+    `Config` (a frozen dataclass) holds options that change the benchmark itself, set with
+    `--benchmark-arg KEY=VALUE`; a non-default config is part of every record's key.
+    """
 
     name: ClassVar[str]
+    Config: ClassVar[type] = None  # type: ignore[assignment]  # set below to NoConfig
     default_budget: ClassVar[int]
     # The splits `make bench` and a bare `lifebench run --benchmark X` use.
     default_splits: ClassVar[tuple[str, ...]] = ()
@@ -58,6 +63,9 @@ class Benchmark(abc.ABC):
     extra_metrics: ClassVar[tuple[str, ...]] = ()
     # Distributions whose versions the run manifest records.
     packages: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
 
     @property
     @abc.abstractmethod
@@ -79,6 +87,10 @@ class Benchmark(abc.ABC):
 
         raise UserError(f"benchmark {self.name!r} has no oracle; use a method that does not need one")
 
+    def budget(self, instance: Instance) -> int:
+        """The default step budget of an instance (the protocol's, when it varies by task)."""
+        return self.default_budget
+
     def check_available(self) -> None:
         """Raise UserError (naming the fix) when the benchmark's package or data is missing."""
 
@@ -89,6 +101,9 @@ class EpisodeTools:
 
     valid_actions: Callable[[], list[str]]
     sample_action: Callable[[random.Random], str]
+    # Free, env-specific information that costs no action (ScienceWorld: "look",
+    # "inventory", "task"); raises ValueError for what the env does not answer.
+    query: Callable[[str], str]
     oracle: Optional[OraclePolicy] = None
 
 
@@ -101,7 +116,10 @@ class MethodNeeds:
 
 @dataclass(frozen=True)
 class NoConfig:
-    """Config of a method that takes no arguments."""
+    """Config of a plugin that takes no arguments."""
+
+
+Benchmark.Config = NoConfig
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,7 @@ class StreamContext:
     benchmark: Benchmark
     split: str
     seed: int
-    budget_steps: int
+    budget_steps: Optional[int]  # None: per instance, see TaskInfo.budget_steps
     model: Optional[str]
     llm: Any = None  # the LLM client, for methods with needs.llm
 

@@ -103,6 +103,8 @@ class EpisodeRecord:
     wall_s: float = 0.0
     harness_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Set when the benchmark ran with a non-default config (--benchmark-arg); part of the key.
+    benchmark_config_hash: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -111,7 +113,7 @@ class EpisodeRecord:
     @property
     def key(self) -> "RecordKey":
         return RecordKey(
-            self.benchmark, self.split, self.instance_id, self.method, self.method_config_hash,
+            self.benchmark, self.benchmark_config_hash, self.split, self.instance_id, self.method, self.method_config_hash,
             self.model, self.seed, self.trial, self.budget_steps,
         )
 
@@ -141,6 +143,7 @@ class RecordKey:
     """
 
     benchmark: str
+    benchmark_config_hash: str
     split: str
     instance_id: str
     method: str

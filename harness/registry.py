@@ -77,7 +77,12 @@ def method_class(name: str) -> type:
     return _load(METHOD_GROUP, name)
 
 
+def get_benchmark(name: str, config: object = None):
+    """The process-wide benchmark object for a config (adapters cache their loaded data)."""
+    cls = benchmark_class(name)
+    return _benchmark(name, config if config is not None else cls.Config())
+
+
 @functools.lru_cache(maxsize=None)
-def get_benchmark(name: str):
-    """The process-wide benchmark object (adapters cache their loaded data)."""
-    return benchmark_class(name)()
+def _benchmark(name: str, config: object):
+    return benchmark_class(name)(config)

@@ -27,9 +27,10 @@ class Plan:
 
 def episode_key(stream: StreamSpec, position: int) -> RecordKey:
     instance_id, trial = stream.episodes[position]
-    return RecordKey(stream.benchmark, stream.split, instance_id, stream.method,
+    return RecordKey(stream.benchmark, stream.benchmark_config_hash, stream.split, instance_id,
+                     stream.method,
                      stream.method_config_hash, stream.model, stream.seed, trial,
-                     stream.budget_steps)
+                     stream.budget_at(position))
 
 
 def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: ResultsStore,

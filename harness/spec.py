@@ -42,6 +42,8 @@ class RunSpec:
     # None: each benchmark's default budget.
     budgets: Optional[tuple[int, ...]] = None
     method_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per benchmark, e.g. {"scienceworld": {"simplification": "openDoors"}}.
+    benchmark_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     limit: Optional[int] = None
     instances: Optional[tuple[str, ...]] = None
     model: Optional[str] = None
@@ -57,8 +59,11 @@ class RunSpec:
         in their typed form, so a TOML file and the same flags give the same run id."""
         configs = {m: method_config_hash(m, build_method_config(m, self.method_args.get(m, {})))
                    for m in self.methods}
+        benchmarks = {b: benchmark_config_hash(b, build_config("benchmark", b,
+                                                               self.benchmark_args.get(b, {})))
+                      for b in self.benchmarks}
         return _short_hash({
-            "benchmarks": self.benchmarks, "methods": configs,
+            "benchmarks": benchmarks, "methods": configs,
             "splits": {b: self.splits.get(b) for b in self.benchmarks}, "seeds": self.seeds,
             "trials": self.trials, "budgets": self.budgets, "limit": self.limit,
             "instances": self.instances, "model": self.model,
@@ -81,21 +86,31 @@ class StreamSpec:
     benchmark: str
     split: str
     method: str
+    benchmark_config: Any
+    benchmark_config_hash: str  # "" for the benchmark's default config
     method_config: Any
     method_config_hash: str
     model: Optional[str]
     seed: int
-    budget_steps: int
+    # None: each instance's default budget (`Benchmark.budget`), e.g. ScienceWorld's 37/70.
+    budget_steps: Optional[int]
     trials: int
     instance_ids: tuple[str, ...]
     timeout_s: float
     retries: int
+    # The budget of each instance, aligned with instance_ids.
+    instance_budgets: tuple[int, ...] = ()
 
     @property
     def stream_id(self) -> str:
         model = f".{_safe(self.model)}" if self.model else ""
-        return (f"{self.benchmark}.{self.split}.{self.method}-{self.method_config_hash}{model}"
-                f".s{self.seed}.b{self.budget_steps}")
+        bench = f"{self.benchmark}-{self.benchmark_config_hash}" if self.benchmark_config_hash \
+            else self.benchmark
+        return (f"{bench}.{self.split}.{self.method}-{self.method_config_hash}{model}"
+                f".s{self.seed}.b{self.budget_steps or 'default'}")
+
+    def budget_at(self, position: int) -> int:
+        return self.instance_budgets[position // self.trials]
 
     @property
     def episodes(self) -> list[tuple[str, int]]:
@@ -169,50 +184,75 @@ def _exact_int(value: float) -> int:
     return int(value)
 
 
-def build_method_config(method: str, raw: dict[str, Any]) -> Any:
-    """The method's typed config from raw key/values, rejecting unknown keys."""
-    cls = registry.method_class(method)
-    config_cls = cls.Config
+def _config_class(kind: str, name: str) -> type:
+    cls = registry.method_class(name) if kind == "method" else registry.benchmark_class(name)
+    return cls.Config
+
+
+def build_config(kind: str, name: str, raw: dict[str, Any]) -> Any:
+    """A plugin's typed config (kind "method" or "benchmark") from raw key/values,
+    rejecting unknown keys and bad values."""
+    config_cls = _config_class(kind, name)
     hints = typing.get_type_hints(config_cls)
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     values = {}
     for key, value in raw.items():
         if key not in fields:
             valid = ", ".join(sorted(fields)) or "none"
-            raise UserError(f"method {method!r} has no argument {key!r}; its arguments: {valid}")
-        values[key] = _coerce(value, hints[key], f"--method-arg {method}.{key}")
+            raise UserError(f"{kind} {name!r} has no argument {key!r}; its arguments: {valid}")
+        values[key] = _coerce(value, hints[key], f"--{kind}-arg {name}.{key}")
     try:
         return config_cls(**values)
     except (TypeError, ValueError) as exc:
-        raise UserError(f"method {method!r}: bad arguments: {exc}") from None
+        raise UserError(f"{kind} {name!r}: bad arguments: {exc}") from None
+
+
+def build_method_config(method: str, raw: dict[str, Any]) -> Any:
+    return build_config("method", method, raw)
+
+
+def config_hash(name: str, config: Any) -> str:
+    return _short_hash({"name": name, "config": dataclasses.asdict(config)})
 
 
 def method_config_hash(method: str, config: Any) -> str:
     return _short_hash({"method": method, "config": dataclasses.asdict(config)})
 
 
-def parse_method_args(items: list[str], methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """`KEY=VALUE` (for every method that has KEY) or `METHOD.KEY=VALUE`."""
-    out: dict[str, dict[str, Any]] = {m: {} for m in methods}
+def benchmark_config_hash(benchmark: str, config: Any) -> str:
+    """Empty for a benchmark's default config, so records of default runs need no hash."""
+    if config == _config_class("benchmark", benchmark)():
+        return ""
+    return config_hash(benchmark, config)
+
+
+def parse_plugin_args(kind: str, items: list[str], names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """`KEY=VALUE` (for every named plugin that has KEY) or `NAME.KEY=VALUE`."""
+    flag = f"--{kind}-arg"
+    out: dict[str, dict[str, Any]] = {n: {} for n in names}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise UserError(f"--method-arg {item!r}: expected KEY=VALUE or METHOD.KEY=VALUE")
-        target, dot, name = key.rpartition(".")
-        if dot and target in methods:
-            out[target][name] = value
+            raise UserError(f"{flag} {item!r}: expected KEY=VALUE or {kind.upper()}.KEY=VALUE")
+        target, dot, field_name = key.rpartition(".")
+        if dot and target in names:
+            out[target][field_name] = value
             continue
-        if dot and target not in methods and "." not in name:
-            # "foo.bar=1" where foo is not a requested method: probably a typo
-            raise unknown_name("method in --method-arg", target, methods)
-        takers = [m for m in methods
-                  if key in {f.name for f in dataclasses.fields(registry.method_class(m).Config)}]
+        if dot and "." not in field_name:
+            # "foo.bar=1" where foo is not a requested plugin: probably a typo
+            raise unknown_name(f"{kind} in {flag}", target, names)
+        takers = [n for n in names
+                  if key in {f.name for f in dataclasses.fields(_config_class(kind, n))}]
         if not takers:
-            raise UserError(f"--method-arg {key!r}: no requested method ({', '.join(methods)}) "
+            raise UserError(f"{flag} {key!r}: no requested {kind} ({', '.join(names)}) "
                             f"has that argument")
-        for m in takers:
-            out[m][key] = value
+        for n in takers:
+            out[n][key] = value
     return out
+
+
+def parse_method_args(items: list[str], methods: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    return parse_plugin_args("method", items, methods)
 
 
 # ---------------------------------------------------------------- building and validating
@@ -280,8 +320,11 @@ def validate(spec: RunSpec) -> None:
         raise UserError("no benchmark given; use --benchmark NAME (see `lifebench list benchmarks`)")
     if not spec.methods:
         raise UserError("no method given; use --method NAME (see `lifebench list methods`)")
+    unknown = set(spec.benchmark_args) - set(spec.benchmarks)
+    if unknown:
+        raise unknown_name("benchmark in benchmark_args", sorted(unknown)[0], spec.benchmarks)
     for b in spec.benchmarks:
-        bench = registry.get_benchmark(b)
+        bench = registry.get_benchmark(b, build_config("benchmark", b, spec.benchmark_args.get(b, {})))
         for s in spec.splits.get(b, ()):
             if s not in bench.splits():
                 raise unknown_name(f"split of {b}", s, bench.splits())
@@ -311,11 +354,14 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
     run_id = spec.resolved_run_id
     streams = []
     for b in spec.benchmarks:
-        bench = registry.get_benchmark(b)
+        bench_config = build_config("benchmark", b, spec.benchmark_args.get(b, {}))
+        bench_hash = benchmark_config_hash(b, bench_config)
+        bench = registry.get_benchmark(b, bench_config)
         bench.check_available()
         splits = spec.splits.get(b) or bench.default_splits
         for split in splits:
-            ids = [inst.instance_id for inst in bench.instances(split)]
+            by_id = {inst.instance_id: inst for inst in bench.instances(split)}
+            ids = list(by_id)
             if spec.instances is not None:
                 known = set(ids)
                 missing = [i for i in spec.instances if i not in known]
@@ -333,20 +379,23 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
                 if needs.llm and not spec.model:
                     raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
                 for seed in spec.seeds:
-                    for budget in spec.budgets or (bench.default_budget,):
+                    for budget in spec.budgets or (None,):
+                        budgets = tuple(budget or bench.budget(by_id[i]) for i in ids)
                         streams.append(StreamSpec(
                             run_id=run_id, benchmark=b, split=split, method=m,
+                            benchmark_config=bench_config, benchmark_config_hash=bench_hash,
                             method_config=config, method_config_hash=chash,
                             model=spec.model if needs.llm else None, seed=seed,
                             budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
-                            timeout_s=spec.timeout_s, retries=spec.retries))
+                            timeout_s=spec.timeout_s, retries=spec.retries,
+                            instance_budgets=budgets))
     return streams
 
 
 # ---------------------------------------------------------------- TOML spec files
 
 SPEC_KEYS = {
-    "run_id", "benchmarks", "splits", "methods", "method_args", "seeds", "trials",
+    "run_id", "benchmarks", "splits", "methods", "method_args", "benchmark_args", "seeds", "trials",
     "max_steps", "limit", "instances", "model", "timeout", "retries",
     # execution options, allowed in the file for convenience
     "out", "workers", "executor",
@@ -376,8 +425,10 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
     for m in methods:
         registry.method_class(m)
     method_args = values.get("method_args") or {}
-    if not isinstance(method_args, dict) or not all(isinstance(v, dict) for v in method_args.values()):
-        raise UserError("method_args must be a table of tables: [method_args.METHOD] KEY = VALUE")
+    benchmark_args = values.get("benchmark_args") or {}
+    for key, table in (("method_args", method_args), ("benchmark_args", benchmark_args)):
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise UserError(f"{key} must be a table of tables: [{key}.NAME] KEY = VALUE")
     budgets = values.get("max_steps")
     limit = values.get("limit")
     instances = values.get("instances")
@@ -393,6 +444,7 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
         trials=parse_int_list(values.get("trials", 1), "--trials", 1)[0],
         budgets=parse_int_list(budgets, "--max-steps", 1) if budgets is not None else None,
         method_args={m: dict(a) for m, a in method_args.items()},
+        benchmark_args={b: dict(a) for b, a in benchmark_args.items()},
         limit=parse_int_list(limit, "--limit", 1)[0] if limit is not None else None,
         instances=split_names(instances) if instances is not None else None,
         model=values.get("model"),

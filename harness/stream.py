@@ -7,6 +7,7 @@ never writes files: the one writer is the executor's main process.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -61,15 +62,20 @@ Event = EpisodeStarted | EpisodeCommitted | UnitFinished
 def make_record(stream: StreamSpec, position: int, instance_id: str, trial: int,
                 result: EpisodeResult, attempt: int, usage: dict[str, int]) -> EpisodeRecord:
     extra = dict(result.extra)
+    if stream.benchmark_config_hash:
+        extra["benchmark_config"] = dataclasses.asdict(stream.benchmark_config)
+    if stream.budget_steps is None:
+        extra["budget"] = "default"  # the benchmark's per-instance budget (see leaderboard)
     if attempt:
         extra["attempt"] = attempt
     if result.error:
         extra["error"] = result.error
     return EpisodeRecord(
-        run_id=stream.run_id, benchmark=stream.benchmark, split=stream.split,
+        run_id=stream.run_id, benchmark=stream.benchmark,
+        benchmark_config_hash=stream.benchmark_config_hash, split=stream.split,
         instance_id=instance_id, method=stream.method,
         method_config_hash=stream.method_config_hash, model=stream.model, seed=stream.seed,
-        trial=trial, episode_index=position, budget_steps=stream.budget_steps,
+        trial=trial, episode_index=position, budget_steps=stream.budget_at(position),
         steps=result.steps, success=result.success, score=result.score, status=result.status,
         llm_calls=usage.get("llm_calls", 0), tokens_in=usage.get("tokens_in", 0),
         tokens_out=usage.get("tokens_out", 0), wall_s=round(result.wall_s, 4),
@@ -91,7 +97,7 @@ class _MethodHolder:
     def __init__(self, stream: StreamSpec) -> None:
         self.stream = stream
         self.cls = registry.method_class(stream.method)
-        self.benchmark = registry.get_benchmark(stream.benchmark)
+        self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
 
     def build(self, saved: Optional[dict[str, Any]]) -> Method:
         method: Method = self.cls(self.stream.method_config)
@@ -145,7 +151,7 @@ def run_unit(unit: WorkUnit, emit: Callable[[Event], None],
             emit(EpisodeStarted(unit.unit_id, position, attempt))
             task = TaskInfo(benchmark=stream.benchmark, split=stream.split,
                             instance=instances[instance_id], seed=stream.seed, trial=trial,
-                            episode_index=position, budget_steps=stream.budget_steps,
+                            episode_index=position, budget_steps=stream.budget_at(position),
                             instructions=instructions)
             if method is None:
                 result = EpisodeResult(status="agent_error", error=setup_error)

@@ -22,26 +22,63 @@ FORMATS = {"markdown": "github", "latex": "latex_booktabs", "html": "html", "csv
 @dataclass
 class Cell:
     benchmark: str
+    benchmark_config_hash: str  # "" for the benchmark's default config
     split: str
     method: str
     method_config_hash: str
     model: str | None
-    budget_steps: int
+    budget: str  # the budget asked for: a number, or "default" (per-instance defaults)
     results: list[EpisodeRecord] = field(default_factory=list)
     failures: int = 0  # infrastructure failures never resolved by a retry
+
+
+TRIAL_AGGREGATIONS = ("all", "max", "last", "first")
+
+
+def aggregate_trials(results: list[EpisodeRecord], how: str) -> list[EpisodeRecord]:
+    """One record per (instance, seed) from its trials: `max` keeps the best (score, then
+    success, then the earliest trial), as STEP and CLIN report; `last` and `first` keep
+    that trial; `all` keeps every episode."""
+    if how == "all":
+        return list(results)
+    if how not in TRIAL_AGGREGATIONS:
+        raise UserError(f"unknown trial aggregation {how!r}; choose from: "
+                        f"{', '.join(TRIAL_AGGREGATIONS)}")
+    groups: dict[tuple, list[EpisodeRecord]] = defaultdict(list)
+    for r in results:
+        groups[(r.instance_id, r.seed)].append(r)
+    pick = {
+        "max": lambda rs: max(rs, key=lambda r: (r.score, r.success, -r.trial)),
+        "last": lambda rs: max(rs, key=lambda r: r.trial),
+        "first": lambda rs: min(rs, key=lambda r: r.trial),
+    }[how]
+    return [pick(rs) for _, rs in sorted(groups.items())]
+
+
+def trial_aggregation_of(benchmark: str, override: str | None) -> str:
+    if override:
+        return override
+    from harness import registry
+
+    try:
+        return getattr(registry.benchmark_class(benchmark), "trial_aggregation", "all")
+    except UserError:
+        return "all"
 
 
 def cells_of(records: list[EpisodeRecord]) -> list[Cell]:
     cells: dict[tuple, Cell] = {}
     for r in records:
-        key = (r.benchmark, r.split, r.method, r.method_config_hash, r.model, r.budget_steps)
+        budget = "default" if r.extra.get("budget") == "default" else str(r.budget_steps)
+        key = (r.benchmark, r.benchmark_config_hash, r.split, r.method, r.method_config_hash,
+               r.model, budget)
         cell = cells.setdefault(key, Cell(*key))
         if r.is_result:
             cell.results.append(r)
         else:
             cell.failures += 1
-    return sorted(cells.values(), key=lambda c: (c.benchmark, c.split, c.method,
-                                                 c.model or "", c.budget_steps,
+    return sorted(cells.values(), key=lambda c: (c.benchmark, c.benchmark_config_hash, c.split, c.method,
+                                                 c.model or "", c.budget,
                                                  c.method_config_hash))
 
 
@@ -59,8 +96,12 @@ def _fmt(value: float, digits: int = 3) -> str:
         else f"{value:.{digits}f}"
 
 
-def leaderboard_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[str]]]:
+def leaderboard_rows(records: list[EpisodeRecord],
+                     trials: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Rows of the table. `trials` overrides each benchmark's trial aggregation."""
     cells = cells_of(records)
+    for c in cells:
+        c.results = aggregate_trials(c.results, trial_aggregation_of(c.benchmark, trials))
     ambiguous = defaultdict(set)
     for c in cells:
         ambiguous[(c.benchmark, c.split, c.method)].add(c.method_config_hash)
@@ -69,7 +110,7 @@ def leaderboard_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list
         for name in _extra_metric_names(c.benchmark):
             if name in EXTRA_METRICS and name not in extra_names:
                 extra_names.append(name)
-    headers = ["benchmark", "split", "method", "model", "budget", "episodes", "success",
+    headers = ["benchmark", "split", "method", "model", "budget", "trials", "episodes", "success",
                "95% CI", "mean score", "mean steps"]
     headers += [EXTRA_METRICS[n][0] for n in extra_names] + ["failed"]
     rows = []
@@ -80,7 +121,10 @@ def leaderboard_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list
         method = c.method
         if len(ambiguous[(c.benchmark, c.split, c.method)]) > 1:
             method += f" [{c.method_config_hash[:6]}]"
-        row = [c.benchmark, c.split, method, c.model or "—", str(c.budget_steps), str(n),
+        bench = f"{c.benchmark} [{c.benchmark_config_hash[:6]}]" if c.benchmark_config_hash \
+            else c.benchmark
+        row = [bench, c.split, method, c.model or "—", _budget_label(c),
+               trial_aggregation_of(c.benchmark, trials), str(n),
                _fmt(wins / n if n else math.nan), f"[{_fmt(low)}, {_fmt(high)}]",
                _fmt(fmean(r.score for r in c.results) if n else math.nan),
                _fmt(fmean(r.steps for r in c.results) if n else math.nan, 2)]
@@ -90,6 +134,13 @@ def leaderboard_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list
         row.append(str(c.failures))
         rows.append(row)
     return headers, rows
+
+
+def _budget_label(cell: Cell) -> str:
+    """The budgets the cell's episodes had, e.g. "30", or "37/70" for ScienceWorld's
+    per-task defaults."""
+    budgets = sorted({r.budget_steps for r in cell.results}) or [cell.budget]
+    return "/".join(map(str, budgets))
 
 
 def render(headers: list[str], rows: list[list[str]], fmt: str) -> str:
@@ -107,10 +158,11 @@ def render(headers: list[str], rows: list[list[str]], fmt: str) -> str:
     return tabulate(rows, headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
 
 
-def leaderboard_report(directories: list[str | Path], fmt: str = "markdown") -> str:
+def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
+                       trials: str | None = None) -> str:
     records = load_records(directories)
     if not records:
         raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
                         f"run `lifebench run ... --out DIR` first")
-    headers, rows = leaderboard_rows(records)
+    headers, rows = leaderboard_rows(records, trials)
     return render(headers, rows, fmt)

@@ -61,6 +61,6 @@ def without_timings(record: dict) -> dict:
 
 
 def key_of(record: dict) -> tuple:
-    return (record["benchmark"], record["split"], record["instance_id"], record["method"],
+    return (record["benchmark"], record.get("benchmark_config_hash", ""), record["split"], record["instance_id"], record["method"],
             record["method_config_hash"], record["model"], record["seed"], record["trial"],
             record["budget_steps"])

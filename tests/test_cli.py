@@ -20,7 +20,7 @@ def one_line_error(result, *fragments):
 
 
 def test_list(cli):
-    assert cli("list", "benchmarks").stdout.split() == ["plancraft"]
+    assert cli("list", "benchmarks").stdout.split() == ["plancraft", "scienceworld"]
     methods = cli("list", "methods").stdout
     for name in ("random", "oracle", "counter", "faulty"):
         assert name in methods
@@ -91,6 +91,9 @@ def test_default_out_is_results_run_id(cli, tmp_path):
     (["--benchmark", "plancraft", "--method", "counter", "--method-arg", "patience=lots"], ["patience", "expected int"]),
     (["--benchmark", "plancraft", "--method", "counter", "--method-arg", "oops"], ["KEY=VALUE"]),
     (["--benchmark", "plancraft", "--split", "val", "--method", "oracle", "--instances", "VAL0001,NOPE"], ["unknown instance", "'NOPE'"]),
+    (["--benchmark", "plancraft", "--method", "oracle", "--benchmark-arg", "depth=3"], ["--benchmark-arg 'depth'", "no requested benchmark"]),
+    (["--benchmark", "plancraft", "--method", "oracle", "--benchmark-arg", "plancraft.depth=3"], ["benchmark 'plancraft' has no argument 'depth'"]),
+    (["--benchmark", "scienceworld", "--method", "oracle", "--benchmark-arg", "simplification=hard"], ["unknown simplification 'hard'", "openDoors"]),
     ([], ["no benchmark given"]),
     (["--benchmark", "plancraft"], ["no method given"]),
 ])
@@ -129,8 +132,10 @@ def test_leaderboard_formats(cli, tmp_path):
     md = cli("leaderboard", str(out)).stdout
     assert "| plancraft   | val.small | oracle   |" in md and "impossible F1" in md
     csv_text = cli("leaderboard", str(out), "--format", "csv").stdout.splitlines()
-    assert csv_text[0].startswith("benchmark,split,method,model,budget,episodes,success")
-    oracle_row = next(line for line in csv_text if ",oracle," in line).split(",")
-    assert oracle_row[5:7] == ["20", "1.000"]
+    assert csv_text[0].startswith("benchmark,split,method,model,budget,trials,episodes,success")
+    header = csv_text[0].split(",")
+    oracle_row = dict(zip(header, next(line for line in csv_text if ",oracle," in line).split(",")))
+    assert (oracle_row["episodes"], oracle_row["success"], oracle_row["budget"]) == ("20", "1.000", "30")
+    assert oracle_row["trials"] == "all"
     assert "\\toprule" in cli("leaderboard", str(out), "--format", "latex").stdout
     assert "<table>" in cli("leaderboard", str(out), "--format", "html").stdout

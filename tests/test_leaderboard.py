@@ -72,3 +72,24 @@ def test_rows_count_results_and_failures_separately():
     assert row["episodes"] == "2" and row["success"] == "0.500" and row["failed"] == "1"
     assert row["mean steps"] == "17.50"
     assert row["impossible F1"] == "—"  # no impossible task, no prediction: undefined
+
+
+def test_trial_aggregation():
+    from leaderboard.report import aggregate_trials
+
+    def trial(instance, t, score, success=False):
+        r = record("m", success, False, False, instance=instance, trial=t)
+        r.score = score
+        return r
+
+    rs = [trial("a", 0, 20), trial("a", 1, 100, True), trial("a", 2, 50),
+          trial("b", 0, 30), trial("b", 1, 30), trial("b", 2, 10)]
+    best = {r.instance_id: (r.trial, r.score) for r in aggregate_trials(rs, "max")}
+    assert best == {"a": (1, 100), "b": (0, 30)}  # ties go to the earliest trial
+    assert {r.instance_id: r.trial for r in aggregate_trials(rs, "last")} == {"a": 2, "b": 2}
+    assert {r.instance_id: r.trial for r in aggregate_trials(rs, "first")} == {"a": 0, "b": 0}
+    assert len(aggregate_trials(rs, "all")) == 6
+    headers, rows = leaderboard_rows(rs, trials="max")
+    row = dict(zip(headers, rows[0]))
+    assert (row["trials"], row["episodes"], row["success"], row["mean score"]) == \
+        ("max", "2", "0.500", "65.000")

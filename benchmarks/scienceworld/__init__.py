@@ -1,0 +1,81 @@
+"""ScienceWorld (Wang et al. 2022) as a lifebench benchmark, on scienceworld 1.2.3,
+with the protocol of the CLIN and STEP papers."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.protocols import Benchmark
+from harness.records import Instance
+
+from benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
+from splits import read_manifest
+
+SPLITS = ("step18", "step18-v1", "test", "dev")
+SIMPLIFICATIONS = ("easy", "teleportAction", "selfWateringFlowerPots", "openContainers",
+                   "openDoors", "noElectricalAction")
+
+
+@dataclass(frozen=True)
+class ScienceWorldConfig:
+    # CLIN and STEP ran the `easy` preset (all simplifications); comma-separate to choose.
+    simplification: str = "easy"
+
+    def __post_init__(self) -> None:
+        for part in self.simplification.split(","):
+            if part and part not in SIMPLIFICATIONS:
+                raise ValueError(f"unknown simplification {part!r}; choose from "
+                                 f"{', '.join(SIMPLIFICATIONS)} (comma-separated)")
+
+
+class ScienceWorldBenchmark(Benchmark):
+    name = "scienceworld"
+    default_budget = LONG_BUDGET
+    default_splits = ("step18-v1",)
+    packages = ("scienceworld",)
+    # STEP and CLIN run 5 trials per instance and report the best.
+    trial_aggregation = "max"
+
+    Config = ScienceWorldConfig
+
+    @property
+    def instructions(self) -> str:
+        from benchmarks.scienceworld.manual import MANUAL
+
+        return MANUAL
+
+    def splits(self) -> list[str]:
+        return list(SPLITS)
+
+    def check_available(self) -> None:
+        try:
+            import scienceworld  # noqa: F401
+        except ImportError:
+            raise UserError("scienceworld is not installed; run `make install` or "
+                            "`pip install 'lifebench[scienceworld]'`") from None
+
+    @functools.lru_cache(maxsize=None)
+    def instances(self, split: str) -> list[Instance]:  # type: ignore[override]
+        if split not in SPLITS:
+            raise unknown_name("split of scienceworld", split, SPLITS)
+        return [Instance(instance_id=row["instance_id"],
+                         metadata={k: v for k, v in row.items() if k != "instance_id"})
+                for row in read_manifest(self.name, split)]
+
+    def budget(self, instance: Instance) -> int:
+        return SHORT_BUDGET if instance.metadata.get("length") == "short" else LONG_BUDGET
+
+    def make_env(self, instance: Instance, seed: int) -> Any:
+        from benchmarks.scienceworld.env import ScienceWorldTaskEnv
+
+        # ScienceWorld is deterministic for a task variation: the seed changes nothing.
+        return ScienceWorldTaskEnv(instance.metadata["task_name"],
+                                   int(instance.metadata["variation"]), self.config.simplification)
+
+    def oracle(self, env: Any) -> Any:
+        from benchmarks.scienceworld.env import GoldOracle
+
+        return GoldOracle(env)

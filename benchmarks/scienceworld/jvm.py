@@ -1,0 +1,91 @@
+"""One ScienceWorld simulator (a JVM) per process, reused across episodes.
+
+Starting a JVM costs ~1.5 s and each holds hundreds of MB, so a worker keeps one and loads
+each episode's task into it. Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
+768m), or its resident memory grows to gigabytes over long runs. A JVM that dies is
+discarded and the next episode starts a new one. No JVM outlives its Python process: py4j
+starts it with `die_on_exit` (it exits when its stdin closes, which also happens when the
+Python process is killed), and `atexit` shuts it down on a normal exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any, Optional
+
+HEAP_ENV = "LIFEBENCH_SCIENCEWORLD_HEAP"
+DEFAULT_HEAP = "768m"
+# The package's own per-episode move cap; lifebench enforces budgets itself.
+_NO_STEP_LIMIT = 10**9
+
+_lock = threading.Lock()
+_simulator: Optional[Any] = None
+
+
+def _java_options() -> str:
+    heap = os.environ.get(HEAP_ENV, DEFAULT_HEAP)
+    existing = os.environ.get("JAVA_TOOL_OPTIONS", "")
+    return f"{existing} -Xmx{heap}".strip()
+
+
+def _start() -> Any:
+    from scienceworld import ScienceWorldEnv
+
+    # py4j launches java with this process's environment: cap the heap through it.
+    previous = os.environ.get("JAVA_TOOL_OPTIONS")
+    os.environ["JAVA_TOOL_OPTIONS"] = _java_options()
+    try:
+        return ScienceWorldEnv("", envStepLimit=_NO_STEP_LIMIT)
+    finally:
+        if previous is None:
+            os.environ.pop("JAVA_TOOL_OPTIONS", None)
+        else:
+            os.environ["JAVA_TOOL_OPTIONS"] = previous
+
+
+def java_process(simulator: Any) -> Any:
+    return simulator._gateway.java_process
+
+
+def is_alive(simulator: Any) -> bool:
+    return java_process(simulator).poll() is None
+
+
+def simulator() -> Any:
+    """This process's simulator, started (or restarted after a crash) on demand."""
+    global _simulator
+    with _lock:
+        if _simulator is not None and not is_alive(_simulator):
+            _discard_locked()
+        if _simulator is None:
+            _simulator = _start()
+        return _simulator
+
+
+def discard() -> None:
+    """Stop and forget the simulator (after a failure, or at exit)."""
+    with _lock:
+        _discard_locked()
+
+
+def _discard_locked() -> None:
+    global _simulator
+    sim, _simulator = _simulator, None
+    if sim is None:
+        return
+    proc = java_process(sim)
+    try:
+        sim._gateway.shutdown()
+    except Exception:  # a dead gateway cannot be shut down politely
+        pass
+    if proc.poll() is None:
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except Exception:
+        pass
+
+
+atexit.register(discard)
