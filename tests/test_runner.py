@@ -40,9 +40,10 @@ def test_records_carry_every_field(cli, tmp_path):
     fields = {"run_id", "benchmark", "split", "instance_id", "method", "method_config_hash",
               "model", "seed", "trial", "episode_index", "budget_steps", "steps", "success",
               "score", "status", "llm_calls", "tokens_in", "tokens_out", "wall_s",
-              "harness_version", "extra"}
+              "harness_version", "extra", "benchmark_config_hash"}
     for record in read_records(out):
         assert set(record) == fields
+        assert record["benchmark_config_hash"] == ""  # the benchmark's default config
         assert record["extra"]["impossible_truth"] in (True, False)
         assert "impossible_predicted" in record["extra"]
     trajectories = list((out / "trajectories").glob("*.jsonl"))
