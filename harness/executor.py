@@ -11,8 +11,10 @@ from __future__ import annotations
 import collections
 import ctypes
 import multiprocessing as mp
+from multiprocessing import connection as mp_connection
+from multiprocessing.connection import Connection
 import os
-import queue
+import pickle
 import signal
 import sys
 import time
@@ -137,27 +139,32 @@ def _die_with_parent() -> None:
             pass
 
 
-def _worker_main(inbox: mp.Queue, outbox: mp.Queue, record_trajectories: bool) -> None:
+def _worker_main(conn: Connection, record_trajectories: bool) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
     while True:
-        try:
-            unit = inbox.get(timeout=1.0)
-        except queue.Empty:
+        if not conn.poll(1.0):
             if os.getppid() != parent:
                 return
             continue
+        try:
+            unit = conn.recv()
+        except (EOFError, OSError):
+            return
         if unit is None:
             return
-        run_unit(unit, outbox.put, record_trajectories)
+        # A pipe send is synchronous: an event sent is in the writer's pipe even if this
+        # process dies right after (a queue's feeder thread would lose it).
+        run_unit(unit, conn.send, record_trajectories)
 
 
 @dataclass
 class _Worker:
     process: mp.process.BaseProcess
-    inbox: mp.Queue
+    conn: Connection
     unit: Optional[WorkUnit] = None
+    broken: bool = False  # its pipe closed or carried a torn message
 
 
 class LocalExecutor:
@@ -176,32 +183,28 @@ class LocalExecutor:
 
     def _run_pool(self, units: list[WorkUnit], writer: Writer) -> RunOutcome:
         ctx = mp.get_context("spawn")
-        outbox: mp.Queue = ctx.Queue()
         pending = collections.deque(units)
         pool: list[_Worker] = []
 
         def start_worker() -> _Worker:
-            inbox = ctx.Queue()
-            proc = ctx.Process(target=_worker_main, args=(inbox, outbox, self.record_trajectories),
+            ours, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_worker_main, args=(theirs, self.record_trajectories),
                                daemon=True)
             proc.start()
-            return _Worker(proc, inbox)
+            theirs.close()
+            return _Worker(proc, ours)
 
-        def drain(block_s: float) -> None:
+        def receive(w: _Worker) -> None:
+            """Handle everything the worker has sent so far."""
             try:
-                event = outbox.get(timeout=block_s)
-            except queue.Empty:
-                return
-            while True:
-                writer.handle(event)
-                if isinstance(event, UnitFinished):
-                    for w in pool:
-                        if w.unit is not None and w.unit.unit_id == event.unit_id:
-                            w.unit = None
-                try:
-                    event = outbox.get_nowait()
-                except queue.Empty:
-                    return
+                while not w.broken and w.conn.poll():
+                    event = w.conn.recv()
+                    writer.handle(event)
+                    if isinstance(event, UnitFinished) and w.unit is not None \
+                            and w.unit.unit_id == event.unit_id:
+                        w.unit = None
+            except (EOFError, OSError, pickle.UnpicklingError):
+                w.broken = True
 
         try:
             for _ in range(min(self.workers, len(units))):
@@ -210,8 +213,12 @@ class LocalExecutor:
                 for w in pool:
                     if w.unit is None and pending:
                         w.unit = pending.popleft()
-                        w.inbox.put(w.unit)
-                drain(0.2)
+                        w.conn.send(w.unit)
+                busy = [w for w in pool if w.unit is not None and not w.broken]
+                ready = mp_connection.wait([w.conn for w in busy], timeout=0.2)
+                for w in busy:
+                    if w.conn in ready:
+                        receive(w)
                 for i, w in enumerate(pool):
                     if w.unit is None:
                         continue
@@ -222,31 +229,31 @@ class LocalExecutor:
                     if w.process.is_alive():
                         w.process.kill()
                     w.process.join(timeout=10)
-                    drain(0.0)  # what it reported before dying still counts
-                    if w.unit is None:  # it finished its unit after all
-                        pool[i] = start_worker()
-                        continue
-                    continuation = writer.recover(w.unit.unit_id, status, error)
+                    receive(w)  # what it sent before dying still counts
+                    if w.unit is not None:
+                        continuation = writer.recover(w.unit.unit_id, status, error)
+                        if continuation is not None:
+                            pending.appendleft(continuation)
+                    w.conn.close()
                     pool[i] = start_worker()
-                    if continuation is not None:
-                        pending.appendleft(continuation)
         finally:
             for w in pool:
                 if w.process.is_alive():
                     try:
-                        w.inbox.put(None)
+                        w.conn.send(None)
                     except (OSError, ValueError):
                         pass
             for w in pool:
                 w.process.join(timeout=5)
                 if w.process.is_alive():
                     w.process.kill()
+                w.conn.close()
         return writer.outcome
 
     @staticmethod
     def _lost(w: _Worker, writer: Writer) -> Optional[tuple[str, str]]:
         assert w.unit is not None
-        if not w.process.is_alive():
+        if not w.process.is_alive() or w.broken:
             return "env_error", f"worker process died (exit code {w.process.exitcode})"
         flight = writer.in_flight.get(w.unit.unit_id)
         if flight is not None:
