@@ -176,3 +176,24 @@ def test_interrupted_run_leaves_no_jvm(plugin_path, tmp_path, how):
         time.sleep(0.2)
     assert not java_pids() - before, "a JVM outlived the interrupted run"
     assert read_records(out), "what was recorded before the interrupt is kept"
+
+
+def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path):
+    """A worker that dies mid-episode (here: os._exit) leaves no JVM behind, and the
+    episode is retried on a new worker with a new JVM."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    out = tmp_path / "out"
+    before = java_pids()
+    result = cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
+                 "--method", "faulty", "--workers", "1", "--out", str(out), "--instances",
+                 "find-non-living-thing:225,lifespan-longest-lived:93",
+                 "--method-arg", "mode=crash", "--method-arg", "at=0",
+                 "--method-arg", f"marker_dir={markers}")
+    assert result.returncode == 0, result.stderr
+    assert [(r["episode_index"], r["status"]) for r in read_records(out)] == \
+        [(0, "env_error"), (0, "ok"), (1, "ok")]
+    deadline = time.time() + 20
+    while time.time() < deadline and java_pids() - before:
+        time.sleep(0.2)
+    assert not java_pids() - before, "the crashed worker's JVM outlived it"
