@@ -66,6 +66,7 @@ class Benchmark(abc.ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+        self._loaded: dict[str, list[Instance]] = {}
 
     @property
     @abc.abstractmethod
@@ -75,9 +76,15 @@ class Benchmark(abc.ABC):
     @abc.abstractmethod
     def splits(self) -> list[str]: ...
 
-    @abc.abstractmethod
     def instances(self, split: str) -> list[Instance]:
-        """The split's instances in their fixed order. Raises UserError for bad splits/data."""
+        """The split's instances in their fixed order, loaded once per process."""
+        if split not in self._loaded:
+            self._loaded[split] = self.load_instances(split)
+        return self._loaded[split]
+
+    @abc.abstractmethod
+    def load_instances(self, split: str) -> list[Instance]:
+        """Read the split's instances. Raises UserError for bad splits or missing data."""
 
     @abc.abstractmethod
     def make_env(self, instance: Instance, seed: int) -> Env: ...

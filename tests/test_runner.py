@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from conftest import ROOT, key_of, read_records, without_timings
 

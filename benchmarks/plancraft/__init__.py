@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from harness.errors import UserError, unknown_name
@@ -35,8 +34,7 @@ class PlancraftBenchmark(Benchmark):
     def check_available(self) -> None:
         data_dir()
 
-    @functools.lru_cache(maxsize=None)
-    def instances(self, split: str) -> list[Instance]:  # type: ignore[override]
+    def load_instances(self, split: str) -> list[Instance]:
         if split not in SPLIT_FILES:
             raise unknown_name("split of plancraft", split, SPLIT_FILES)
         from plancraft.config import PlancraftExample

@@ -21,7 +21,6 @@ from plancraft.environment.actions import (
     SmeltActionHandler,
     StopAction,
     ThinkActionHandler,
-    convert_from_slot_index,
 )
 from plancraft.environment.env import PlancraftEnvironment, target_and_inventory_to_text_obs
 from plancraft.environment.recipes import (

@@ -3,7 +3,6 @@ with the protocol of the CLIN and STEP papers."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +56,7 @@ class ScienceWorldBenchmark(Benchmark):
             raise UserError("scienceworld is not installed; run `make install` or "
                             "`pip install 'lifebench[scienceworld]'`") from None
 
-    @functools.lru_cache(maxsize=None)
-    def instances(self, split: str) -> list[Instance]:  # type: ignore[override]
+    def load_instances(self, split: str) -> list[Instance]:
         if split not in SPLITS:
             raise unknown_name("split of scienceworld", split, SPLITS)
         return [Instance(instance_id=row["instance_id"],
