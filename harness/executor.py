@@ -27,7 +27,6 @@ from harness.stream import (EpisodeCommitted, EpisodeStarted, Event, UnitFinishe
                             failure_record, run_unit)
 
 
-
 def hard_timeout_s(timeout_s: float) -> float:
     """When the writer kills a worker whose episode does not return: the episode's own
     timeout (checked cooperatively between steps) plus a grace period."""
@@ -56,7 +55,6 @@ class Writer:
         # episode in flight.
         self.settled: dict[int, set[int]] = collections.defaultdict(set)
         self.in_flight: dict[int, tuple[int, int, float]] = {}
-        self.finished_units: set[int] = set()
 
     def handle(self, event: Event) -> None:
         if isinstance(event, EpisodeStarted):
@@ -66,7 +64,6 @@ class Writer:
             self.in_flight.pop(event.unit_id, None)
             self._count(event.unit_id, event.record)
         elif isinstance(event, UnitFinished):
-            self.finished_units.add(event.unit_id)
             self.in_flight.pop(event.unit_id, None)
             if event.stopped:
                 self.outcome.stopped.append(event.stopped)
