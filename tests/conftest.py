@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ class CLIResult:
 def plugin_path(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")
     build = tmp_path_factory.mktemp("plugin-build")
+    source = build / "src"  # a copy, so building leaves nothing in the repository
+    shutil.copytree(PLUGIN_SRC, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "--no-build-isolation", "--disable-pip-version-check", "--target", str(target),
-                    str(PLUGIN_SRC)], check=True, cwd=build,
+                    str(source)], check=True, cwd=build,
                    env={**os.environ, "PIP_NO_INDEX": "1"})
     return target
 
