@@ -51,6 +51,24 @@ def cli(plugin_path):
     return run
 
 
+@pytest.fixture
+def faulty(tmp_path):
+    """`--method-arg` flags for the test plugin's `faulty` method, with a fresh directory
+    for its attempt counters."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def method_args(mode: str, at: str, **more) -> list[str]:
+        pairs = {"mode": mode, "at": at, **more, "marker_dir": str(markers)}
+        flags = []
+        for key, value in pairs.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            flags += ["--method-arg", f"{key}={text}"]
+        return flags
+
+    return method_args
+
+
 def read_records(out: Path) -> list[dict]:
     path = Path(out) / "episodes.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -101,13 +101,10 @@ def test_second_writer_is_refused(cli, tmp_path):
     assert not (out / "episodes.jsonl").exists()
 
 
-def test_env_errors_are_retried_and_recorded(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_env_errors_are_retried_and_recorded(cli, tmp_path, faulty):
     out = tmp_path / "out"
     result = cli(*BASE, "--method", "faulty", "--limit", "4", "--out", str(out),
-                 "--method-arg", "mode=raise_env", "--method-arg", "at=1,2",
-                 "--method-arg", "times=2", "--method-arg", f"marker_dir={markers}")
+                 *faulty("raise_env", "1,2", times=2))
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     statuses = collections.Counter((r["episode_index"], r["status"]) for r in records)
@@ -118,13 +115,10 @@ def test_env_errors_are_retried_and_recorded(cli, tmp_path):
     assert "simulated environment crash" in retried[0]["extra"]["error"]
 
 
-def test_exhausted_retries_stop_a_lifelong_stream_and_resume_continues(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_exhausted_retries_stop_a_lifelong_stream_and_resume_continues(cli, tmp_path, faulty):
     out = tmp_path / "out"
     args = [*BASE, "--method", "faulty", "--limit", "5", "--out", str(out), "--retries", "1",
-            "--method-arg", "mode=raise_llm", "--method-arg", "at=2", "--method-arg", "times=2",
-            "--method-arg", "stateful=true", "--method-arg", f"marker_dir={markers}"]
+            *faulty("raise_llm", "2", times=2, stateful=True)]
     first = cli(*args)
     assert first.returncode == 1
     assert "stopped at episode 2" in first.stderr and "llm_error" in first.stderr
@@ -138,25 +132,19 @@ def test_exhausted_retries_stop_a_lifelong_stream_and_resume_continues(cli, tmp_
     assert [r["extra"]["episodes_seen"] for r in results] == [1, 2, 3, 4, 5]
 
 
-def test_agent_error_is_not_retried(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_agent_error_is_not_retried(cli, tmp_path, faulty):
     out = tmp_path / "out"
     result = cli(*BASE, "--method", "faulty", "--limit", "3", "--out", str(out),
-                 "--method-arg", "mode=raise_agent", "--method-arg", "at=1",
-                 "--method-arg", f"marker_dir={markers}")
+                 *faulty("raise_agent", "1"))
     assert result.returncode == 1
     assert [(r["episode_index"], r["status"]) for r in read_records(out)] == \
         [(0, "ok"), (1, "agent_error")]
 
 
-def test_crashed_worker_is_replaced_and_episode_retried(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_crashed_worker_is_replaced_and_episode_retried(cli, tmp_path, faulty):
     out = tmp_path / "out"
     result = cli(*BASE, "--method", "faulty", "--limit", "4", "--out", str(out), "--workers", "1",
-                 "--method-arg", "mode=crash", "--method-arg", "at=1",
-                 "--method-arg", "stateful=true", "--method-arg", f"marker_dir={markers}")
+                 *faulty("crash", "1", stateful=True))
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     assert [(r["episode_index"], r["status"]) for r in records] == \
@@ -166,14 +154,11 @@ def test_crashed_worker_is_replaced_and_episode_retried(cli, tmp_path):
     assert [r["extra"]["episodes_seen"] for r in records if r["status"] == "ok"] == [1, 2, 3, 4]
 
 
-def test_hung_episode_is_killed_as_timeout(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def test_hung_episode_is_killed_as_timeout(cli, tmp_path, faulty):
     out = tmp_path / "out"
     start = time.time()
     result = cli(*BASE, "--method", "faulty", "--limit", "2", "--out", str(out), "--workers", "1",
-                 "--timeout", "2", "--method-arg", "mode=hang", "--method-arg", "at=0",
-                 "--method-arg", f"marker_dir={markers}")
+                 "--timeout", "2", *faulty("hang", "0"))
     assert result.returncode == 0, result.stderr
     assert time.time() - start < 60
     records = read_records(out)

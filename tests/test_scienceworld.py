@@ -127,17 +127,18 @@ def test_one_jvm_reused_across_episodes(bench):
     assert jvm.simulator() is first
 
 
-def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path):
-    markers = tmp_path / "markers"
-    markers.mkdir()
+def run_faulty(cli, out, instances, method_args):
+    """The `faulty` method on ScienceWorld short tasks, one worker."""
+    return cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
+               "--method", "faulty", "--workers", "1", "--out", str(out),
+               "--instances", ",".join(instances), *method_args)
+
+
+def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path, faulty):
     out = tmp_path / "out"
     before = java_pids()
-    result = cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
-                 "--method", "faulty", "--workers", "1", "--out", str(out), "--instances",
-                 "find-non-living-thing:225,chemistry-mix-paint-secondary-color:27,"
-                 "lifespan-longest-lived:93",
-                 "--method-arg", "mode=kill_jvm", "--method-arg", "at=1",
-                 "--method-arg", f"marker_dir={markers}")
+    result = run_faulty(cli, out, ["find-non-living-thing:225", "chemistry-mix-paint-secondary-color:27",
+                                   "lifespan-longest-lived:93"], faulty("kill_jvm", "1"))
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     assert [(r["episode_index"], r["status"]) for r in records] == \
@@ -178,18 +179,13 @@ def test_interrupted_run_leaves_no_jvm(plugin_path, tmp_path, how):
     assert read_records(out), "what was recorded before the interrupt is kept"
 
 
-def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path):
+def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path, faulty):
     """A worker that dies mid-episode (here: os._exit) leaves no JVM behind, and the
     episode is retried on a new worker with a new JVM."""
-    markers = tmp_path / "markers"
-    markers.mkdir()
     out = tmp_path / "out"
     before = java_pids()
-    result = cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
-                 "--method", "faulty", "--workers", "1", "--out", str(out), "--instances",
-                 "find-non-living-thing:225,lifespan-longest-lived:93",
-                 "--method-arg", "mode=crash", "--method-arg", "at=0",
-                 "--method-arg", f"marker_dir={markers}")
+    result = run_faulty(cli, out, ["find-non-living-thing:225", "lifespan-longest-lived:93"],
+                        faulty("crash", "0"))
     assert result.returncode == 0, result.stderr
     assert [(r["episode_index"], r["status"]) for r in read_records(out)] == \
         [(0, "env_error"), (0, "ok"), (1, "ok")]
