@@ -11,10 +11,11 @@ WORKERS ?=
 install: $(STAMP)
 
 # Reinstalls only when the package definition changed (the install is editable).
+# The venv leads PATH: fast-downward's build runs a bare `python` (textworld[pddl], ALFWorld).
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@touch $(STAMP)
 
 # Every installed benchmark's default splits with the reference methods, then the table.

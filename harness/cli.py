@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
-from harness.errors import UserError
+from harness.errors import UserError, unknown_name
 
 EXIT_USER_ERROR = 2
 EXIT_INCOMPLETE = 1
@@ -46,6 +46,36 @@ def _list(args: argparse.Namespace) -> int:
             for split in bench.splits():
                 marker = " (default)" if split in bench.default_splits else ""
                 print(f"{name}:{split}{marker}")
+    return 0
+
+
+def _splits_make(args: argparse.Namespace) -> int:
+    from harness import registry
+    from harness.spec import parse_int_list
+
+    makers = []
+    for name in registry.benchmark_names():
+        try:
+            if args.kind in registry.benchmark_class(name).split_generators:
+                makers.append(name)
+        except UserError:  # a broken plugin cannot generate anything
+            continue
+    if not makers:
+        kinds = set()
+        for name in registry.benchmark_names():
+            try:
+                kinds.update(registry.benchmark_class(name).split_generators)
+            except UserError:
+                continue
+        raise unknown_name("split generator", args.kind, kinds)
+    n = parse_int_list(args.n, "--n", 1)[0]
+    seed = parse_int_list(args.seed, "--seed", 0)[0]
+    bench = registry.get_benchmark(makers[0])
+    bench.check_available()
+    split = bench.generate_split(args.kind, n, seed)
+    count = len(bench.instances(split))
+    print(f"{makers[0]}:{split}: {count} instances (run it with `--benchmark {makers[0]} "
+          f"--split {split}`)")
     return 0
 
 
@@ -119,6 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.add_argument("what", choices=["benchmarks", "methods", "splits"])
     p_list.add_argument("--benchmark", help="only this benchmark's splits")
     p_list.set_defaults(func=_list)
+
+    p_splits = sub.add_parser("splits", help="generate splits (benchmarks that can)")
+    splits_sub = p_splits.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    p_make = splits_sub.add_parser("make", help="generate a split offline, reproducibly")
+    p_make.add_argument("kind", help="what to generate, e.g. textworld-cooking")
+    p_make.add_argument("--n", required=True, help="number of instances")
+    p_make.add_argument("--seed", default="0", help="generation seed (default 0)")
+    p_make.set_defaults(func=_splits_make)
 
     p_run = sub.add_parser("run", help="run methods on benchmarks (resumes into an existing --out)")
     p_run.add_argument("spec", nargs="?", help="a TOML spec file; flags override its values")

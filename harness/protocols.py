@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional, Protocol, runtime_checkable
 
+from harness.errors import UserError, unknown_name
 from harness.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
 
 
@@ -63,6 +64,8 @@ class Benchmark(abc.ABC):
     extra_metrics: ClassVar[tuple[str, ...]] = ()
     # Distributions whose versions the run manifest records.
     packages: ClassVar[tuple[str, ...]] = ()
+    # Kinds of split this benchmark can generate (`lifebench splits make KIND --n N --seed S`).
+    split_generators: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -75,6 +78,20 @@ class Benchmark(abc.ABC):
 
     @abc.abstractmethod
     def splits(self) -> list[str]: ...
+
+    def has_split(self, split: str) -> bool:
+        """Whether `split` names a split of this benchmark, generated yet or not."""
+        return split in self.splits()
+
+    def check_split(self, split: str) -> None:
+        """Raise UserError (naming the choices, or the command that makes it) unless the
+        split can be run here."""
+        if split not in self.splits():
+            raise unknown_name(f"split of {self.name}", split, self.splits())
+
+    def generate_split(self, kind: str, n: int, seed: int) -> str:
+        """Generate a split of `n` instances from `seed`; returns its name."""
+        raise UserError(f"benchmark {self.name!r} generates no splits")
 
     def instances(self, split: str) -> list[Instance]:
         """The split's instances in their fixed order, loaded once per process."""
@@ -90,8 +107,6 @@ class Benchmark(abc.ABC):
     def make_env(self, instance: Instance, seed: int) -> Env: ...
 
     def oracle(self, env: Env) -> OraclePolicy:
-        from harness.errors import UserError
-
         raise UserError(f"benchmark {self.name!r} has no oracle; use a method that does not need one")
 
     def budget(self, instance: Instance) -> int:

@@ -305,7 +305,7 @@ def resolve_splits(benchmarks: tuple[str, ...], split_items: Any) -> dict[str, t
                 raise unknown_name("benchmark in --split", bench, benchmarks)
             chosen.setdefault(bench, []).append(split)
             continue
-        takers = [b for b in benchmarks if name in registry.get_benchmark(b).splits()]
+        takers = [b for b in benchmarks if registry.get_benchmark(b).has_split(name)]
         if not takers:
             all_splits = {f"{b}:{s}" for b in benchmarks for s in registry.get_benchmark(b).splits()}
             raise unknown_name("split", name, {s.partition(":")[2] for s in all_splits})
@@ -326,8 +326,7 @@ def validate(spec: RunSpec) -> None:
     for b in spec.benchmarks:
         bench = registry.get_benchmark(b, build_config("benchmark", b, spec.benchmark_args.get(b, {})))
         for s in spec.splits.get(b, ()):
-            if s not in bench.splits():
-                raise unknown_name(f"split of {b}", s, bench.splits())
+            bench.check_split(s)
     for m in spec.methods:
         registry.method_class(m)
         build_method_config(m, spec.method_args.get(m, {}))

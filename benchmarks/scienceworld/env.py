@@ -116,20 +116,3 @@ class ScienceWorldTaskEnv:
             self._sim = None
             raise EnvError(f"ScienceWorld simulator failed ({type(exc).__name__}: {exc}); "
                            f"it will be restarted") from exc
-
-
-class GoldOracle:
-    """Replays the simulator's gold action sequence for the loaded variation."""
-
-    def __init__(self, env: ScienceWorldTaskEnv) -> None:
-        env.want_gold = True
-        self.env = env
-        self.position = 0
-
-    def next_action(self, observation: Observation) -> str:
-        gold = self.env.gold
-        if self.position >= len(gold):
-            return "look around"  # past the gold path: harmless, the budget ends it
-        action = gold[self.position]
-        self.position += 1
-        return action

@@ -1,0 +1,74 @@
+"""ALFWorld (Shridhar et al. 2021), text mode, as a lifebench benchmark: alfworld 0.4.2 and
+textworld 1.7.0 from PyPI, games from `$LIFEBENCH_DATA/alfworld` or `$ALFWORLD_DATA`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.protocols import Benchmark
+from harness.records import Instance
+
+from benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
+from splits import read_manifest, sha256_file
+
+
+class AlfworldBenchmark(Benchmark):
+    name = "alfworld"
+    default_budget = 50
+    # valid_unseen: the out-of-distribution set every ALFWorld paper reports on.
+    default_splits = ("valid_unseen",)
+    support_split = "valid_train"
+    packages = ("alfworld", "textworld")
+
+    @property
+    def instructions(self) -> str:
+        from benchmarks.alfworld.manual import MANUAL
+
+        return MANUAL
+
+    def splits(self) -> list[str]:
+        return list(SPLITS)
+
+    def check_available(self) -> None:
+        try:
+            import alfworld  # noqa: F401
+            import fast_downward  # noqa: F401
+            import textworld  # noqa: F401
+        except ImportError as exc:
+            raise UserError(f"ALFWorld needs alfworld and textworld[pddl] ({exc}); run "
+                            f"`make install` or `pip install 'lifebench[alfworld]'`") from None
+
+    def load_instances(self, split: str) -> list[Instance]:
+        if split not in SPLITS:
+            raise unknown_name("split of alfworld", split, SPLITS)
+        root = split_dir(split)
+        out = []
+        for row in read_manifest(self.name, split):
+            instance_id = row["instance_id"]
+            path = root / instance_id / "game.tw-pddl"
+            if not path.is_file():
+                raise UserError(f"ALFWorld game {instance_id!r} of {split!r} is missing under "
+                                f"{root}; the data is incomplete: download it again "
+                                f"(`alfworld-download`) or point LIFEBENCH_DATA elsewhere")
+            # A different file is fine if it holds the same game (e.g. without a walkthrough).
+            if sha256_file(path) != row["file_sha256"] and \
+                    game_hash(read_game(path)) != row["game_sha256"]:
+                raise UserError(f"ALFWorld game {instance_id!r} under {root} is not the game "
+                                f"of lifebench's {split!r} split (another data release?); use "
+                                f"the data of alfworld 0.4.2 (`alfworld-download`)")
+            metadata = {k: v for k, v in row.items()
+                        if k not in ("instance_id", "file_sha256", "game_sha256")}
+            out.append(Instance(instance_id=instance_id, metadata=metadata, payload=path))
+        return out
+
+    def make_env(self, instance: Instance, seed: int) -> Any:
+        from benchmarks.alfworld.env import AlfworldEnv
+
+        # ALFWorld's text games are deterministic: the seed changes nothing.
+        return AlfworldEnv(instance.payload, extra={"task_type": instance.metadata["task_type"]})
+
+    def oracle(self, env: Any) -> Any:
+        from benchmarks.replay_oracle import ReplayOracle
+
+        return ReplayOracle(env.walkthrough, past_the_end="look")

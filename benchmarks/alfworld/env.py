@@ -1,0 +1,109 @@
+"""An ALFWorld game (text mode) on textworld's PDDL engine, with engines reused per worker.
+
+Building an engine copies and loads fast-downward's 33 MB library; loading a game parses
+its grammar and translates its PDDL. A worker keeps a few engines (`EnginePool`) and the
+translations (`speedups`), so a new game costs a load (~0.3 s) and a replayed game (trials,
+seeds, methods) only a reset (~0.1 s). The harness counts steps and budgets; the engine
+has no step limit of its own.
+
+The observation at reset is the game's intro without its banner line: the room, then
+"Your task is to: ...". Success = the game is won (the PDDL goal holds). The engine
+computes the admissible commands on every step (it needs them to parse a command); they
+reach a method only through `valid_actions()`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from harness.errors import EnvError
+from harness.records import Observation, Step
+
+from benchmarks.alfworld import speedups
+from benchmarks.engine_pool import EnginePool
+
+speedups.enable()
+
+BANNER = "-= Welcome to TextWorld, ALFRED! =-"
+
+
+def _new_engine() -> Any:
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+    from textworld.envs.pddl import PddlEnv
+
+    # The demangler names objects "mug 1", "mug 2"; unshuffled, as alfworld evaluates.
+    return AlfredDemangler(shuffle=False)(PddlEnv(textworld.EnvInfos(won=True)))
+
+
+def _load_game(engine: Any, game_file: str) -> None:
+    engine.load(game_file)
+
+
+_pool: EnginePool = EnginePool(_new_engine, _load_game, max_idle=3)
+
+
+def strip_banner(text: str) -> str:
+    return text.replace(BANNER, "", 1).lstrip("\n") if text.startswith(BANNER) else text
+
+
+class AlfworldEnv:
+    def __init__(self, game_file: Path, extra: Optional[dict[str, Any]] = None) -> None:
+        self.game_file = str(game_file)
+        self.extra = dict(extra or {})
+        self._engine: Any = None
+        self._state: Any = None
+
+    # -- protocol
+    def reset(self) -> Observation:
+        def reset() -> Any:
+            if self._engine is None:
+                self._engine = _pool.acquire(self.game_file)
+            return self._engine.reset()
+
+        self._state = self._call(reset)
+        text = strip_banner(self._state.feedback)
+        return Observation(text, data={"task": text.rsplit("Your task is to: ", 1)[-1].strip()})
+
+    def step(self, action: str) -> Step:
+        engine = self._require()
+        self._state, _, _ = self._call(lambda: engine.step(action))
+        won = bool(self._state["won"])
+        return Step(Observation(self._state.feedback), reward=float(won), done=won,
+                    score=float(won), success=won)
+
+    def valid_actions(self) -> list[str]:
+        self._require()
+        return list(self._state["admissible_commands"])
+
+    def walkthrough(self) -> list[str]:
+        """The game file's walkthrough, or (data without one) the PDDL planner's plan from
+        the initial state. Call right after reset."""
+        engine = self._require()
+        if engine.walkthrough:
+            return list(engine.walkthrough)
+        return self._call(lambda: list(engine._pddl_state.replan(engine._entity_infos)))
+
+    def close(self) -> None:
+        if self._engine is not None:
+            _pool.release(self.game_file, self._engine)
+            self._engine = None
+
+    def episode_extra(self) -> dict[str, Any]:
+        return dict(self.extra)
+
+    # -- helpers
+    def _require(self) -> Any:
+        if self._engine is None or self._state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._engine
+
+    def _call(self, fn):
+        try:
+            return fn()
+        except Exception as exc:
+            # A broken engine is dropped, not returned to the pool; the episode is retried.
+            self._engine = None
+            raise EnvError(f"ALFWorld engine failed on {Path(self.game_file).parent.name} "
+                           f"({type(exc).__name__}: {exc})") from exc

@@ -1,0 +1,81 @@
+"""TextWorld cooking games (Côté et al. 2018) as a lifebench benchmark, on textworld 1.7.0:
+IGE's 25 games (`ige-cooking`) and splits generated offline with `tw-make`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.protocols import Benchmark
+from harness.records import Instance
+
+from benchmarks.textworld import generate
+from benchmarks.textworld.data import IGE_SPLIT, ige_games_dir, verify_games
+from splits import read_manifest
+
+
+class TextWorldBenchmark(Benchmark):
+    name = "textworld"
+    # IGE's horizon on these games.
+    default_budget = 80
+    default_splits = (IGE_SPLIT,)
+    packages = ("textworld", "jericho")
+    split_generators = (generate.KIND,)
+
+    @property
+    def instructions(self) -> str:
+        from benchmarks.textworld.manual import MANUAL
+
+        return MANUAL
+
+    def splits(self) -> list[str]:
+        return [IGE_SPLIT, *generate.generated_splits()]
+
+    def has_split(self, split: str) -> bool:
+        return split == IGE_SPLIT or generate.parse_split_name(split) is not None
+
+    def check_split(self, split: str) -> None:
+        if split == IGE_SPLIT:
+            return
+        if generate.parse_split_name(split) is None:
+            raise unknown_name("split of textworld", split, self.splits())
+        generate.read_manifest(split)  # raises, naming the command, when not generated
+
+    def generate_split(self, kind: str, n: int, seed: int) -> str:
+        if kind != generate.KIND:
+            raise unknown_name("split generator of textworld", kind, self.split_generators)
+        generate.generate(n, seed)
+        return generate.split_name(n, seed)
+
+    def check_available(self) -> None:
+        try:
+            import jericho  # noqa: F401
+            import textworld  # noqa: F401
+        except ImportError as exc:
+            raise UserError(f"the textworld benchmark needs textworld ({exc}); run "
+                            f"`make install` or `pip install 'lifebench[textworld]'`") from None
+
+    def load_instances(self, split: str) -> list[Instance]:
+        self.check_split(split)
+        if split == IGE_SPLIT:
+            folder, rows = ige_games_dir(), read_manifest(self.name, IGE_SPLIT)
+            fix = "use the 25 games of Intelligent Go-Explore as they were published"
+        else:
+            folder, rows = generate.split_dir(split), generate.read_manifest(split)["games"]
+            fix = generate.remake_hint(split)
+        verify_games(folder, rows, fix)
+        return [Instance(instance_id=row["instance_id"],
+                         metadata={k: v for k, v in row.items() if k not in ("instance_id", "sha256")},
+                         payload=folder / f"{row['instance_id']}.z8")
+                for row in rows]
+
+    def make_env(self, instance: Instance, seed: int) -> Any:
+        from benchmarks.textworld.env import CookingEnv
+
+        return CookingEnv(Path(instance.payload), seed)
+
+    def oracle(self, env: Any) -> Any:
+        from benchmarks.replay_oracle import ReplayOracle
+
+        return ReplayOracle(env.walkthrough, past_the_end="look")

@@ -1,0 +1,48 @@
+"""TextWorld cooking games on disk: IGE's 25 games, and the splits lifebench generates.
+
+`ige-cooking` comes from `$LIFEBENCH_DATA/textworld/ige_cooking`, or from
+`$LIFEBENCH_IGE_COOKING` (a folder holding the games as the Intelligent Go-Explore
+repository ships them). Generated splits live in the cache (`$LIFEBENCH_CACHE`, default
+`~/.cache/lifebench`) under `textworld/<split>/`, each with a `manifest.json` of its files'
+hashes (see `generate.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.errors import UserError
+
+from benchmarks.datadirs import find_data_dir
+from splits import sha256_file
+
+IGE_SPLIT = "ige-cooking"
+IGE_DIR_ENV = "LIFEBENCH_IGE_COOKING"
+CACHE_ENV = "LIFEBENCH_CACHE"
+# What tw-make writes; the game is played from the first two (the .ni is its source).
+GAME_SUFFIXES = (".z8", ".json", ".ni")
+PLAYED_SUFFIXES = (".z8", ".json")
+
+
+def ige_games_dir() -> Path:
+    upstream = [Path(os.environ[IGE_DIR_ENV]).expanduser()] if os.environ.get(IGE_DIR_ENV) else []
+    return find_data_dir(
+        "textworld/ige_cooking", upstream, lambda p: any(p.glob("*.z8")),
+        f"the 25 cooking games of Intelligent Go-Explore are needed: set LIFEBENCH_DATA to a "
+        f"folder holding textworld/ige_cooking/, or {IGE_DIR_ENV} to a folder holding the "
+        f"games (.z8 and .json) from the Intelligent Go-Explore repository")
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or "~/.cache/lifebench").expanduser() / "textworld"
+
+
+def verify_games(folder: Path, rows: list[dict], fix: str) -> None:
+    """Every game file a split's rows list exists in `folder` with the pinned sha256."""
+    for row in rows:
+        for suffix, expected in row["sha256"].items():
+            file = folder / f"{row['instance_id']}.{suffix}"
+            if not file.is_file() or sha256_file(file) != expected:
+                raise UserError(f"{file} is missing or is not the game the split was made "
+                                f"with; {fix}")

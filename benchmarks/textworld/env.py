@@ -1,0 +1,174 @@
+"""A TextWorld cooking game on jericho, with engines reused per worker and the game-state
+tracker switched on only when a method asks for admissible commands.
+
+TextWorld can track the game's state (its logic replayed beside the Z-machine) to list the
+admissible commands; tracking costs ~2.4x a plain step. An episode starts untracked; the
+first `valid_actions()` call replays its actions on a tracked engine (same game, same
+Z-machine seed), checks it reached the same observation, and goes on there. Methods that
+never ask (oracle, most LLM agents) never pay for tracking.
+
+The Z-machine's random generator is seeded from the episode seed (jericho's own default
+draws on the clock). Observations drop the game's ASCII-art banner at reset and the
+command prompt and status line after each answer. Success = won; the episode also ends
+when the game is lost (`extra.lost`). `score` is the game's points; `extra.max_score`
+and `extra.normalized_score` go with it.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+from harness.errors import EnvError
+from harness.records import Observation, Step
+
+from benchmarks.engine_pool import EnginePool
+
+# The banner: the leading lines drawn with these characters only.
+_ART = re.compile(r"[\s_|\\/$<>()'`.,-]*")
+# After each answer: a line with the prompt, then the status line ("-= Kitchen =-0/3").
+_PROMPT = re.compile(r"\n>[^\n]*\Z")
+_BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
+
+
+def _new_engine(tracked: bool) -> Any:
+    import textworld
+    from textworld.envs import JerichoEnv
+    from textworld.envs.wrappers.tw_inform7 import TWInform7
+
+    infos = textworld.EnvInfos(score=True, max_score=True, won=True, lost=True,
+                               admissible_commands=tracked, extras=["walkthrough"])
+    return TWInform7(JerichoEnv(infos))
+
+
+def _load_game(engine: Any, game_file: str) -> None:
+    with warnings.catch_warnings():
+        # jericho knows no TextWorld game; TextWorld itself tracks score and the end.
+        warnings.filterwarnings("ignore", message=".*is not fully supported")
+        engine.load(game_file)
+
+
+def _close(engine: Any) -> None:
+    engine.close()
+
+
+_pools = {tracked: EnginePool(lambda t=tracked: _new_engine(t), _load_game, _close, max_idle=3)
+          for tracked in (False, True)}
+
+
+def clean_text(text: str) -> str:
+    # Tracking strips the game's event tags, leaving fewer blank lines: normalise them, so
+    # the observation does not depend on whether tracking is on.
+    return _BLANK_LINES.sub("\n\n", _PROMPT.sub("", text)).strip()
+
+
+def clean_intro(text: str) -> str:
+    lines = text.split("\n")
+    while lines and _ART.fullmatch(lines[0]):
+        lines.pop(0)
+    return clean_text("\n".join(lines))
+
+
+def jericho_seed(seed: int) -> int:
+    # jericho treats 0 as "no seed" (clock-based): shift by one.
+    return seed + 1
+
+
+class CookingEnv:
+    def __init__(self, game_file: Path, seed: int) -> None:
+        self.game_file = str(game_file)
+        self.seed = seed
+        self._engine: Any = None
+        self._tracked = False
+        self._state: Any = None
+        self._actions: list[str] = []
+        self._score = 0
+
+    # -- protocol
+    def reset(self) -> Observation:
+        self._release()
+        self._state = self._start(tracked=False)
+        self._actions = []
+        self._score = 0
+        return Observation(clean_intro(self._state.feedback),
+                           data={"score": 0, "max_score": self.max_score})
+
+    def step(self, action: str) -> Step:
+        engine = self._require()
+        self._state, score, _ = self._call(lambda: engine.step(action))
+        self._actions.append(action)
+        won, lost = bool(self._state["won"]), bool(self._state["lost"])
+        reward, self._score = score - self._score, score
+        return Step(Observation(clean_text(self._state.feedback),
+                                data={"score": score, "max_score": self.max_score}),
+                    reward=float(reward), done=won or lost, score=float(score), success=won,
+                    info={"lost": True} if lost else {})
+
+    def valid_actions(self) -> list[str]:
+        self._require()
+        if not self._tracked:
+            self._switch_to_tracking()
+        return list(self._state["admissible_commands"])
+
+    def walkthrough(self) -> list[str]:
+        self._require()
+        return list(self._state["extra.walkthrough"])
+
+    def close(self) -> None:
+        self._release()
+
+    def episode_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"max_score": self.max_score,
+                                 "normalized_score": self._score / self.max_score}
+        if self._state is not None and self._state["lost"]:
+            extra["lost"] = True
+        return extra
+
+    @property
+    def max_score(self) -> int:
+        return int(self._state["max_score"])
+
+    # -- helpers
+    def _start(self, tracked: bool) -> Any:
+        def start() -> Any:
+            self._engine = _pools[tracked].acquire(self.game_file)
+            self._tracked = tracked
+            self._engine.seed(jericho_seed(self.seed))
+            return self._engine.reset()
+
+        return self._call(start)
+
+    def _switch_to_tracking(self) -> None:
+        untracked, current = self._engine, self._state
+        self._engine = None
+        state = self._start(tracked=True)
+        engine = self._engine
+        for action in self._actions:
+            state, _, _ = self._call(lambda a=action: engine.step(a))
+        if clean_text(state.feedback) != clean_text(current.feedback):
+            raise EnvError(f"replaying {len(self._actions)} actions on {Path(self.game_file).name} "
+                           f"with state tracking gave another observation")
+        _pools[False].release(self.game_file, untracked)
+        self._state = state
+
+    def _release(self) -> None:
+        if self._engine is not None:
+            _pools[self._tracked].release(self.game_file, self._engine)
+            self._engine = None
+
+    def _require(self) -> Any:
+        if self._engine is None or self._state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._engine
+
+    def _call(self, fn):
+        try:
+            return fn()
+        except EnvError:
+            raise
+        except Exception as exc:
+            self._engine = None  # dropped, not returned to the pool
+            raise EnvError(f"TextWorld failed on {Path(self.game_file).name} "
+                           f"({type(exc).__name__}: {exc})") from exc
