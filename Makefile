@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_OUT ?= results/bench
 WORKERS ?=
+# Data no package registry ships (ALFWorld, TextWorld cooking): this workspace's shared
+# folder unless LIFEBENCH_DATA is set (see README, Data).
+LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+export LIFEBENCH_DATA
 
 .PHONY: install bench test perf leaderboard clean
 
@@ -18,9 +22,10 @@ $(STAMP): pyproject.toml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@touch $(STAMP)
 
-# Every installed benchmark's default splits with the reference methods, then the table.
+# Every available benchmark's default splits with the reference methods, then the table
+# (a benchmark whose data is missing is skipped with a line saying how to get it).
 bench: install
-	$(BIN)/lifebench run --benchmark "$$($(BIN)/lifebench list benchmarks | paste -sd, -)" \
+	$(BIN)/lifebench run --benchmark "$$($(BIN)/lifebench list benchmarks --available | paste -sd, -)" \
 		--method random,oracle --out $(BENCH_OUT) $(if $(WORKERS),--workers $(WORKERS),)
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
 

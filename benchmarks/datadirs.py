@@ -26,7 +26,7 @@ def find_data_dir(name: str, upstream: Iterable[Optional[Path]], usable: Callabl
     """The first of `$LIFEBENCH_DATA/<name>` and `upstream` for which `usable` holds.
 
     Raises UserError naming where it looked and `fix` (how to get the data)."""
-    candidates = [p for p in (lifebench_data(name), *upstream) if p is not None]
+    candidates = list(dict.fromkeys(p for p in (lifebench_data(name), *upstream) if p is not None))
     for path in candidates:
         if usable(path):
             return path

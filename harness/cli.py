@@ -25,6 +25,11 @@ def _list(args: argparse.Namespace) -> int:
 
     if args.what == "benchmarks":
         for name in registry.benchmark_names():
+            if args.available:
+                reason = _unavailable(name)
+                if reason:
+                    print(f"lifebench: skipping {name}: {reason}", file=sys.stderr)
+                    continue
             print(name)
     elif args.what == "methods":
         for name in registry.method_names():
@@ -47,6 +52,20 @@ def _list(args: argparse.Namespace) -> int:
                 marker = " (default)" if split in bench.default_splits else ""
                 print(f"{name}:{split}{marker}")
     return 0
+
+
+def _unavailable(name: str) -> Optional[str]:
+    """Why a benchmark cannot run its default splits here (package or data missing)."""
+    from harness import registry
+
+    try:
+        bench = registry.get_benchmark(name)
+        bench.check_available()
+        for split in bench.default_splits:
+            bench.instances(split)
+    except UserError as exc:
+        return str(exc)
+    return None
 
 
 def _splits_make(args: argparse.Namespace) -> int:
@@ -148,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_list = sub.add_parser("list", help="list installed benchmarks, methods or splits")
     p_list.add_argument("what", choices=["benchmarks", "methods", "splits"])
     p_list.add_argument("--benchmark", help="only this benchmark's splits")
+    p_list.add_argument("--available", action="store_true",
+                        help="benchmarks only: those whose package and data are here (the "
+                             "others are named on stderr with what is missing)")
     p_list.set_defaults(func=_list)
 
     p_splits = sub.add_parser("splits", help="generate splits (benchmarks that can)")

@@ -20,7 +20,8 @@ def one_line_error(result, *fragments):
 
 
 def test_list(cli):
-    assert cli("list", "benchmarks").stdout.split() == ["plancraft", "scienceworld"]
+    assert cli("list", "benchmarks").stdout.split() == ["alfworld", "plancraft", "scienceworld",
+                                                        "textworld"]
     methods = cli("list", "methods").stdout
     for name in ("random", "oracle", "counter", "faulty"):
         assert name in methods
@@ -139,3 +140,16 @@ def test_leaderboard_formats(cli, tmp_path):
     assert oracle_row["trials"] == "all"
     assert "\\toprule" in cli("leaderboard", str(out), "--format", "latex").stdout
     assert "<table>" in cli("leaderboard", str(out), "--format", "html").stdout
+
+
+def test_list_available_benchmarks_names_what_is_missing(cli, tmp_path):
+    """`make bench` runs what can run here; the rest is named with how to get its data."""
+    result = cli("list", "benchmarks", "--available",
+                 env={"LIFEBENCH_DATA": str(tmp_path), "ALFWORLD_DATA": str(tmp_path / "none"),
+                      "LIFEBENCH_IGE_COOKING": "", "HOME": str(tmp_path)})
+    assert result.returncode == 0
+    assert result.stdout.split() == ["plancraft", "scienceworld"]
+    skipped = result.stderr.strip().splitlines()
+    assert len(skipped) == 2
+    assert skipped[0].startswith("lifebench: skipping alfworld:") and "alfworld-download" in skipped[0]
+    assert skipped[1].startswith("lifebench: skipping textworld:") and "LIFEBENCH_IGE_COOKING" in skipped[1]

@@ -67,6 +67,7 @@ def test_a_lost_game_ends_the_episode(bench):
 
 
 @needs_ige
+@pytest.mark.filterwarnings("ignore:.*is not fully supported")
 def test_admissible_commands_switch_on_tracking_without_changing_the_game(bench):
     instance = bench.instances("ige-cooking")[2]
     untracked = bench.make_env(instance, 0)

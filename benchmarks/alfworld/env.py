@@ -83,7 +83,12 @@ class AlfworldEnv:
         engine = self._require()
         if engine.walkthrough:
             return list(engine.walkthrough)
-        return self._call(lambda: list(engine._pddl_state.replan(engine._entity_infos)))
+
+        def plan() -> list[str]:
+            speedups.load_planner_task(engine._pddl_state)
+            return list(engine._pddl_state.replan(engine._entity_infos))
+
+        return self._call(plan)
 
     def close(self) -> None:
         if self._engine is not None:
