@@ -14,6 +14,7 @@ import pytest
 from benchmarks.alfworld import AlfworldBenchmark, env as alfworld_env, speedups
 from benchmarks.alfworld.data import TASK_TYPES
 from conftest import read_records, without_timings
+from harness.errors import EnvError
 
 DATA = Path(os.environ.get("LIFEBENCH_DATA", "../shared/data")).resolve() / "alfworld"
 pytestmark = pytest.mark.skipif(not (DATA / "json_2.1.1").is_dir(),
@@ -115,11 +116,11 @@ def test_engines_are_reused_within_a_worker(bench):
 
 def test_runner_records_and_determinism(cli, tmp_path):
     outs = []
-    for name in ("a", "b"):
+    for name, hash_seed in (("a", "1"), ("b", "2")):
         out = tmp_path / name
         result = cli("run", "--no-progress", "--benchmark", "alfworld", "--method",
                      "random,oracle", "--limit", "2", "--max-steps", "12", "--workers", "2",
-                     "--out", str(out))
+                     "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
         assert result.returncode == 0, result.stderr
         outs.append(sorted((without_timings(r) for r in read_records(out)),
                            key=lambda r: (r["method"], r["instance_id"])))
@@ -130,6 +131,32 @@ def test_runner_records_and_determinism(cli, tmp_path):
     assert all(r["success"] and r["extra"]["task_type"] == "examine" for r in oracle)
     random_steps = [r["steps"] for r in records if r["method"] == "random"]
     assert all(0 < s <= 12 for s in random_steps)
+
+
+def test_a_broken_engine_is_an_env_error_and_is_not_reused(bench):
+    instance = bench.instances("valid_unseen")[7]
+    env = bench.make_env(instance, 0)
+    env.reset()
+    broken = env._engine
+    broken.unwrapped._pddl_state = None  # the engine's game state is gone
+    with pytest.raises(EnvError, match="ALFWorld engine failed"):
+        env.step("look")
+    env.close()
+    again = bench.make_env(instance, 0)
+    obs = again.reset()
+    assert again._engine is not broken and "Your task is to" in obs.text
+    again.close()
+
+
+def test_a_crashed_worker_is_replaced_and_its_episode_retried(cli, tmp_path, faulty):
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--benchmark", "alfworld", "--method", "faulty",
+                 "--limit", "3", "--workers", "1", "--out", str(out), *faulty("crash", "1"))
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert [(r["episode_index"], r["status"]) for r in records] == \
+        [(0, "ok"), (1, "env_error"), (1, "ok"), (2, "ok")]
+    assert all(r["success"] for r in records if r["status"] == "ok")
 
 
 def test_missing_data_is_one_clear_line(cli, tmp_path):

@@ -13,6 +13,7 @@ from benchmarks.textworld import TextWorldBenchmark
 from benchmarks.textworld import generate
 from benchmarks.textworld.env import jericho_seed
 from conftest import read_records, without_timings
+from harness.errors import EnvError
 
 DATA = Path(os.environ.get("LIFEBENCH_DATA", "../shared/data")).resolve() / "textworld"
 needs_ige = pytest.mark.skipif(not (DATA / "ige_cooking").is_dir(),
@@ -107,10 +108,11 @@ def test_oracle_on_all_games_and_determinism(cli, tmp_path):
     assert len(records) == 25 and all(r["success"] and r["score"] == 17 for r in records)
 
     runs = []
-    for name in ("a", "b"):
+    for name, hash_seed in (("a", "1"), ("b", "2")):
         out = tmp_path / name
         result = cli("run", "--no-progress", "--benchmark", "textworld", "--method",
-                     "random,oracle", "--limit", "6", "--workers", "2", "--out", str(out))
+                     "random,oracle", "--limit", "6", "--workers", "2", "--out", str(out),
+                     env={"PYTHONHASHSEED": hash_seed})
         assert result.returncode == 0, result.stderr
         runs.append(sorted((without_timings(r) for r in read_records(out)),
                            key=lambda r: (r["method"], r["instance_id"])))
@@ -121,6 +123,22 @@ def test_oracle_on_all_games_and_determinism(cli, tmp_path):
         if r["method"] == "oracle":
             assert r["success"] == (lengths[r["instance_id"]] <= 80)
     assert any(r["method"] == "random" and r["score"] > 0 for r in runs[0])
+
+
+@needs_ige
+def test_a_broken_engine_is_an_env_error_and_is_not_reused(bench):
+    instance = bench.instances("ige-cooking")[1]
+    env = bench.make_env(instance, 0)
+    env.reset()
+    broken = env._engine
+    broken.close()  # the Z-machine is gone under the episode
+    with pytest.raises(EnvError, match="TextWorld failed"):
+        env.step("look")
+    env.close()
+    again = bench.make_env(instance, 0)
+    assert again.reset().text.startswith("You are hungry")
+    assert again._engine is not broken
+    again.close()
 
 
 @needs_ige
