@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from statistics import fmean
 from typing import Callable
 
 from harness.records import EpisodeRecord
@@ -20,6 +21,13 @@ def impossible_f1(records: list[EpisodeRecord]) -> float:
     return f1_score(tp, fp, fn)
 
 
+def normalized_score(records: list[EpisodeRecord]) -> float:
+    """Mean of points over the game's maximum (TextWorld), so games of different sizes weigh
+    alike."""
+    return fmean(float(r.extra.get("normalized_score", 0.0)) for r in records)
+
+
 EXTRA_METRICS: dict[str, tuple[str, Callable[[list[EpisodeRecord]], float]]] = {
     "impossible_f1": ("impossible F1", impossible_f1),
+    "normalized_score": ("normalized score", normalized_score),
 }

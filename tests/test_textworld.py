@@ -3,6 +3,8 @@ oracle, lazy state tracking, determinism, and generated splits."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from pathlib import Path
 
@@ -106,6 +108,8 @@ def test_oracle_on_all_games_and_determinism(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     assert len(records) == 25 and all(r["success"] and r["score"] == 17 for r in records)
+    [row] = csv.DictReader(io.StringIO(cli("leaderboard", str(out), "--format", "csv").stdout))
+    assert row["normalized score"] == "1.000" and row["mean score"] == "17.000"
 
     runs = []
     for name, hash_seed in (("a", "1"), ("b", "2")):

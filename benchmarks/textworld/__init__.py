@@ -20,6 +20,7 @@ class TextWorldBenchmark(Benchmark):
     # IGE's horizon on these games.
     default_budget = 80
     default_splits = (IGE_SPLIT,)
+    extra_metrics = ("normalized_score",)
     packages = ("textworld", "jericho")
     split_generators = (generate.KIND,)
 
