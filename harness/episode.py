@@ -55,6 +55,10 @@ def _no_queries(name: str) -> str:
     raise ValueError(f"this environment answers no queries (asked for {name!r})")
 
 
+def _no_image() -> Any:
+    raise ValueError("this environment has no image")
+
+
 def _sample_fallback(env: Any):
     def sample(rng: random.Random) -> str:
         return rng.choice(env.valid_actions())
@@ -118,7 +122,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             oracle = benchmark.oracle(env) if method.needs.oracle else None
             sample = getattr(env, "sample_action", None) or _sample_fallback(env)
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
-                                 query=getattr(env, "query", None) or _no_queries, oracle=oracle)
+                                 query=getattr(env, "query", None) or _no_queries, oracle=oracle,
+                                 render=getattr(env, "render", None) or _no_image)
             side = "method"
             explored = _explore(benchmark, instance, method, task)
             if explored is not None:

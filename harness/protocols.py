@@ -109,6 +109,10 @@ class Benchmark(abc.ABC):
     def oracle(self, env: Env) -> OraclePolicy:
         raise UserError(f"benchmark {self.name!r} has no oracle; use a method that does not need one")
 
+    @property
+    def has_oracle(self) -> bool:
+        return type(self).oracle is not Benchmark.oracle
+
     def budget(self, instance: Instance) -> int:
         """The default step budget of an instance (the protocol's, when it varies by task)."""
         return self.default_budget
@@ -127,6 +131,9 @@ class EpisodeTools:
     # "inventory", "task"); raises ValueError for what the env does not answer.
     query: Callable[[str], str]
     oracle: Optional[OraclePolicy] = None
+    # The env's image (e.g. Crafter's frame), drawn only when called; raises ValueError
+    # for envs that have none.
+    render: Optional[Callable[[], Any]] = None
 
 
 @dataclass(frozen=True)

@@ -377,6 +377,11 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
                 needs = registry.method_class(m).needs
                 if needs.llm and not spec.model:
                     raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
+                if needs.oracle and not bench.has_oracle:
+                    # A grid (e.g. make bench's random+oracle on every benchmark) runs the
+                    # pairs that can run; a request for this pair alone fails below.
+                    print(f"lifebench: skipping {m} on {b}: {b} has no oracle", file=sys.stderr)
+                    continue
                 for seed in spec.seeds:
                     for budget in spec.budgets or (None,):
                         budgets = tuple(budget or bench.budget(by_id[i]) for i in ids)
@@ -388,6 +393,9 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
                             budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
                             timeout_s=spec.timeout_s, retries=spec.retries,
                             instance_budgets=budgets))
+    if not streams:
+        raise UserError("nothing to run: every requested method needs an oracle that the "
+                        "requested benchmarks do not have (see `lifebench list methods`)")
     return streams
 
 

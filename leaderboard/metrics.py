@@ -6,6 +6,7 @@ from statistics import fmean
 from typing import Callable
 
 from harness.records import EpisodeRecord
+from leaderboard.crafter import crafter_score, score_interval_text
 from leaderboard.stats import f1_score
 
 
@@ -27,7 +28,10 @@ def normalized_score(records: list[EpisodeRecord]) -> float:
     return fmean(float(r.extra.get("normalized_score", 0.0)) for r in records)
 
 
-EXTRA_METRICS: dict[str, tuple[str, Callable[[list[EpisodeRecord]], float]]] = {
+# name -> (column header, function of a cell's records: a number, or text shown as is)
+EXTRA_METRICS: dict[str, tuple[str, Callable[[list[EpisodeRecord]], float | str]]] = {
     "impossible_f1": ("impossible F1", impossible_f1),
     "normalized_score": ("normalized score", normalized_score),
+    "crafter_score": ("Crafter score", crafter_score),
+    "crafter_score_ci": ("score 95% CI", score_interval_text),
 }

@@ -13,6 +13,7 @@ from tabulate import tabulate
 from harness.errors import UserError
 from harness.records import EpisodeRecord
 from harness.results import load_records
+from leaderboard.crafter import achievement_table
 from leaderboard.metrics import EXTRA_METRICS
 from leaderboard.stats import wilson_interval
 
@@ -91,7 +92,9 @@ def _extra_metric_names(benchmark: str) -> tuple[str, ...]:
         return ()
 
 
-def _fmt(value: float, digits: int = 3) -> str:
+def _fmt(value: float | str, digits: int = 3) -> str:
+    if isinstance(value, str):
+        return value
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else f"{value:.{digits}f}"
 
@@ -165,4 +168,11 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
         raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
                         f"run `lifebench run ... --out DIR` first")
     headers, rows = leaderboard_rows(records, trials)
-    return render(headers, rows, fmt)
+    text = render(headers, rows, fmt)
+    crafter = {" ".join([c.split, c.method, *([c.model] if c.model else []),
+                         *([f"budget {c.budget}"] if c.budget != "default" else [])]): c.results
+               for c in cells_of(records) if c.benchmark == "crafter" and c.results}
+    if crafter:
+        headers, rows = achievement_table(crafter)
+        text += "\n\nCrafter: success rate per achievement (% of episodes)\n\n" + render(headers, rows, fmt)
+    return text

@@ -20,8 +20,8 @@ def one_line_error(result, *fragments):
 
 
 def test_list(cli):
-    assert cli("list", "benchmarks").stdout.split() == ["alfworld", "plancraft", "scienceworld",
-                                                        "textworld"]
+    assert cli("list", "benchmarks").stdout.split() == ["alfworld", "crafter", "plancraft",
+                                                        "scienceworld", "textworld"]
     methods = cli("list", "methods").stdout
     for name in ("random", "oracle", "counter", "faulty"):
         assert name in methods
@@ -148,7 +148,7 @@ def test_list_available_benchmarks_names_what_is_missing(cli, tmp_path):
                  env={"LIFEBENCH_DATA": str(tmp_path), "ALFWORLD_DATA": str(tmp_path / "none"),
                       "LIFEBENCH_IGE_COOKING": "", "HOME": str(tmp_path)})
     assert result.returncode == 0
-    assert result.stdout.split() == ["plancraft", "scienceworld"]
+    assert result.stdout.split() == ["crafter", "plancraft", "scienceworld"]
     skipped = result.stderr.strip().splitlines()
     assert len(skipped) == 2
     assert skipped[0].startswith("lifebench: skipping alfworld:") and "alfworld-download" in skipped[0]

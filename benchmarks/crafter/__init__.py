@@ -1,0 +1,67 @@
+"""Crafter (Hafner 2021) as a text benchmark, on crafter 1.8.3: deterministic, fast, and
+scored with Crafter's own score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import UserError, unknown_name
+from harness.protocols import Benchmark
+from harness.records import Instance
+
+from splits import read_manifest
+
+SPLITS = ("seeds-100", "seeds-1000")
+CRAFTER_LENGTH = 10000
+
+
+@dataclass(frozen=True)
+class CrafterConfig:
+    # Steps after which crafter ends an episode (Crafter's 10000; BALROG plays 2000).
+    length: int = CRAFTER_LENGTH
+
+    def __post_init__(self) -> None:
+        if self.length < 1:
+            raise ValueError(f"length must be at least 1, got {self.length}")
+
+
+class CrafterBenchmark(Benchmark):
+    name = "crafter"
+    default_budget = CRAFTER_LENGTH
+    default_splits = ("seeds-100",)
+    extra_metrics = ("crafter_score", "crafter_score_ci")
+    packages = ("crafter", "opensimplex")
+    Config = CrafterConfig
+
+    @property
+    def instructions(self) -> str:
+        from benchmarks.crafter.text import manual
+
+        return manual(self.config.length)
+
+    def splits(self) -> list[str]:
+        return list(SPLITS)
+
+    def check_available(self) -> None:
+        try:
+            import crafter  # noqa: F401
+        except ImportError:
+            raise UserError("crafter is not installed; run `make install` or "
+                            "`pip install 'lifebench[crafter]'`") from None
+
+    def load_instances(self, split: str) -> list[Instance]:
+        if split not in SPLITS:
+            raise unknown_name("split of crafter", split, SPLITS)
+        return [Instance(instance_id=row["instance_id"],
+                         metadata={k: v for k, v in row.items() if k != "instance_id"})
+                for row in read_manifest(self.name, split)]
+
+    def budget(self, instance: Instance) -> int:
+        return self.config.length
+
+    def make_env(self, instance: Instance, seed: int) -> Any:
+        from benchmarks.crafter.env import CrafterEnv
+
+        # The world is the instance's; the lifebench seed only seeds the agent.
+        return CrafterEnv(int(instance.metadata["world_seed"]), self.config.length)
