@@ -1,0 +1,204 @@
+"""One client for every OpenAI-compatible endpoint (vLLM, OpenAI, DeepSeek, Ollama,
+llama.cpp), on the `openai` package.
+
+Per role (actor, teacher, reflection, ...): temperature, max tokens, seed. Plain text or
+JSON tool calls. Retries with exponential backoff and full jitter on 429, 5xx, timeouts,
+dropped connections and malformed bodies; a per-call timeout; a limit on requests in flight
+per endpoint (shared by every client of the process); tokens in and out per call and per
+role; an optional price table. The API key is read from an environment variable and is
+never written anywhere: not in errors, caches, records or logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from harness.errors import LLMError, UserError
+from harness.llm.cache import ResponseCache, request_key
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_NO_KEY = "no-key"  # local servers accept any key; the openai package requires one
+
+
+@dataclass(frozen=True)
+class RoleParams:
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: Optional[int] = None
+    top_p: Optional[float] = None
+
+
+@dataclass
+class LLMSettings:
+    model: str
+    base_url: str
+    api_key_env: str = DEFAULT_KEY_ENV
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    backoff_s: float = 1.0
+    backoff_max_s: float = 60.0
+    concurrency: int = 16  # requests in flight per endpoint, for the whole process
+    roles: dict[str, RoleParams] = field(default_factory=dict)
+    # USD per million tokens, (input, output), by model name
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def role(self, name: str) -> RoleParams:
+        return self.roles.get(name) or self.roles.get("default") or RoleParams()
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    tokens_in: int
+    tokens_out: int
+    cached: bool
+
+
+@dataclass
+class RoleUsage:
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: int = 0
+
+
+_slots_lock = threading.Lock()
+_slots: dict[str, threading.BoundedSemaphore] = {}
+
+
+def _endpoint_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
+    with _slots_lock:
+        if base_url not in _slots:
+            _slots[base_url] = threading.BoundedSemaphore(max(1, limit))
+        return _slots[base_url]
+
+
+class LLMClient:
+    def __init__(self, settings: LLMSettings, cache: Optional[ResponseCache] = None) -> None:
+        import openai
+
+        self.settings = settings
+        self.cache = cache
+        self._key = os.environ.get(settings.api_key_env) or ""
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=settings.base_url, api_key=self._key or _NO_KEY,
+                                     timeout=settings.timeout_s, max_retries=0)
+        self._slots = _endpoint_slots(settings.base_url, settings.concurrency)
+        self._jitter = random.Random()
+        self._lock = threading.Lock()
+        self.usage: dict[str, RoleUsage] = {}
+
+    # -- public
+    def chat(self, messages: list[dict[str, Any]], role: str = "default",
+             tools: Optional[list[dict[str, Any]]] = None, sample: int = 0) -> LLMReply:
+        params = self.settings.role(role)
+        request: dict[str, Any] = {"model": self.settings.model, "messages": messages,
+                                   "temperature": params.temperature,
+                                   "max_tokens": params.max_tokens}
+        for name in ("seed", "top_p"):
+            if getattr(params, name) is not None:
+                request[name] = getattr(params, name)
+        if tools:
+            request["tools"] = tools
+        key = request_key({**request, "base_url": self.settings.base_url}, sample)
+        response = self.cache.get(key) if self.cache else None
+        cached = response is not None
+        if response is None:
+            if self.cache and self.cache.mode == "replay":
+                raise LLMError(f"cache miss in replay mode ({self.settings.model}, role "
+                               f"{role}); run with --cache rw to fill the cache")
+            response = self._call_with_retries(request)
+            if self.cache:
+                self.cache.put(key, self.settings.model, response)
+        reply = _reply_of(response, cached)
+        with self._lock:
+            usage = self.usage.setdefault(role, RoleUsage())
+            usage.calls += 1
+            usage.tokens_in += reply.tokens_in
+            usage.tokens_out += reply.tokens_out
+            usage.cached += int(cached)
+        return reply
+
+    def take_usage(self) -> dict[str, RoleUsage]:
+        """The usage since the last call, by role (for one episode's record)."""
+        with self._lock:
+            usage, self.usage = self.usage, {}
+        return usage
+
+    def cost(self, usage: dict[str, RoleUsage]) -> Optional[float]:
+        price = self.settings.prices.get(self.settings.model)
+        if price is None:
+            return None
+        tokens_in = sum(u.tokens_in for u in usage.values())
+        tokens_out = sum(u.tokens_out for u in usage.values())
+        return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+    # -- the endpoint
+    def _call_with_retries(self, request: dict[str, Any]) -> dict[str, Any]:
+        attempts = self.settings.max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            try:
+                with self._slots:
+                    raw = self._client.chat.completions.with_raw_response.create(**request)
+                data = json.loads(raw.http_response.text)
+                if not isinstance(data, dict) or not data.get("choices"):
+                    raise ValueError("no choices in the response")
+                return data
+            except self._openai.AuthenticationError:
+                raise UserError(f"the endpoint {self.settings.base_url} refused the API key; "
+                                f"set {self.settings.api_key_env}") from None
+            except (self._openai.BadRequestError, self._openai.NotFoundError,
+                    self._openai.PermissionDeniedError, self._openai.UnprocessableEntityError) as exc:
+                raise LLMError(self._redact(f"the endpoint rejected the request "
+                                            f"({exc.status_code}): {_short(exc)}")) from None
+            except self._openai.APIStatusError as exc:  # 429, 5xx and other statuses
+                last = f"HTTP {exc.status_code}"
+            except self._openai.APITimeoutError:
+                last = f"timed out after {self.settings.timeout_s:g} s"
+            except self._openai.APIConnectionError:
+                last = "connection failed or dropped"
+            except ValueError as exc:  # the body is not the JSON of a completion
+                last = f"malformed response ({type(exc).__name__})"
+            if attempt + 1 < attempts:
+                cap = min(self.settings.backoff_max_s, self.settings.backoff_s * 2 ** attempt)
+                time.sleep(self._jitter.uniform(0, cap))
+        raise LLMError(self._redact(f"{self.settings.base_url} failed {attempts} times, last: "
+                                    f"{last}"))
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+
+def _short(exc: Exception) -> str:
+    return str(getattr(exc, "message", "") or type(exc).__name__).splitlines()[0][:200]
+
+
+def _reply_of(response: dict[str, Any], cached: bool) -> LLMReply:
+    message = response["choices"][0].get("message") or {}
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = {"_unparsed": function.get("arguments")}
+        calls.append(ToolCall(function.get("name", ""), arguments if isinstance(arguments, dict)
+                              else {"_value": arguments}))
+    usage = response.get("usage") or {}
+    return LLMReply(text=message.get("content") or "", tool_calls=tuple(calls),
+                    tokens_in=int(usage.get("prompt_tokens") or 0),
+                    tokens_out=int(usage.get("completion_tokens") or 0), cached=cached)

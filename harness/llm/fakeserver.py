@@ -1,0 +1,228 @@
+"""A local OpenAI-compatible server for tests and perf scripts: a real HTTP server.
+
+    python -m harness.llm.fakeserver --port P [--script replies.json] [--latency-ms 100]
+        [--fault-rate 0.2 --faults timeout,429,500,malformed,drop] [--seed 0]
+
+It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
+- scripted replies, in request order (`--script`: a JSON list; an item is a string, or
+  `{"content": ...}`, or `{"tool_call": {"name": ..., "arguments": {...}}}`); when the
+  list is used up, the last reply repeats. Without a script it echoes the last user
+  message;
+- injected latency per request, and injected faults at a given rate, drawn from a seeded
+  generator: `timeout` (answers after `--hang-s`), `429` and `500` (error bodies),
+  `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
+`GET /stats` returns the number of requests served, faults injected and the most requests
+in flight at once, so tests can check, for example, that a replayed run made no request. The server never logs or
+returns the API key it is sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+
+FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
+
+
+@dataclass
+class ServerConfig:
+    script: list[Any] = field(default_factory=list)
+    latency_s: float = 0.0
+    fault_rate: float = 0.0
+    faults: tuple[str, ...] = FAULT_KINDS
+    hang_s: float = 30.0
+    seed: int = 0
+
+
+class FakeOpenAI:
+    """The server's state: the script position, the fault generator, counters."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self._rng = random.Random(config.seed)
+        self.position = 0
+        self.requests = 0
+        self.faults_injected = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def next_fault(self) -> Optional[str]:
+        with self._lock:
+            self.requests += 1
+            if self.config.fault_rate and self._rng.random() < self.config.fault_rate:
+                self.faults_injected += 1
+                return self._rng.choice(self.config.faults)
+        return None
+
+    def next_reply(self, request: dict[str, Any]) -> Any:
+        with self._lock:
+            if not self.config.script:
+                users = [m for m in request.get("messages", []) if m.get("role") == "user"]
+                return str(users[-1].get("content", "")) if users else ""
+            reply = self.config.script[min(self.position, len(self.config.script) - 1)]
+            self.position += 1
+            return reply
+
+    def completion(self, request: dict[str, Any]) -> dict[str, Any]:
+        reply = self.next_reply(request)
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
+        if isinstance(reply, dict) and "tool_call" in reply:
+            call = reply["tool_call"]
+            message["tool_calls"] = [{"id": f"call_{self.requests}", "type": "function",
+                                      "function": {"name": call["name"],
+                                                   "arguments": json.dumps(call.get("arguments", {}))}}]
+            finish = "tool_calls"
+        else:
+            message["content"] = reply["content"] if isinstance(reply, dict) else str(reply)
+        prompt = sum(len(str(m.get("content") or "").split()) for m in request.get("messages", []))
+        completion = len(str(message["content"] or "").split()) + (5 if finish == "tool_calls" else 0)
+        return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion",
+                "created": int(time.time()), "model": request.get("model", "fake"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                          "total_tokens": prompt + completion}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "_Server"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet, and never the key
+        pass
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, obj: Any) -> None:
+        self._send(status, json.dumps(obj).encode())
+
+    def do_GET(self) -> None:
+        fake = self.server.fake
+        if self.path.rstrip("/") == "/stats":
+            self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
+                             "max_in_flight": fake.max_in_flight})
+        elif self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            self._json(400, {"error": {"message": "body is not JSON"}})
+            return
+        fake.enter()
+        try:
+            self._answer(fake, request)
+        finally:
+            fake.leave()
+
+    def _answer(self, fake: "FakeOpenAI", request: dict[str, Any]) -> None:
+        fault = fake.next_fault()
+        if fake.config.latency_s:
+            time.sleep(fake.config.latency_s)
+        if fault == "timeout":
+            time.sleep(fake.config.hang_s)
+        elif fault == "429":
+            self._json(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
+            return
+        elif fault == "500":
+            self._json(500, {"error": {"message": "internal error", "type": "server_error"}})
+            return
+        elif fault == "malformed":
+            self._send(200, b'{"choices": [ this is not json')
+            return
+        elif fault == "drop":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self._json(200, fake.completion(request))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], fake: FakeOpenAI) -> None:
+        super().__init__(address, _Handler)
+        self.fake = fake
+
+
+def serve(config: ServerConfig, port: int = 0, host: str = "127.0.0.1") -> _Server:
+    """Start the server in a background thread; returns it (`server.server_address`,
+    `server.shutdown()`)."""
+    server = _Server((host, port), FakeOpenAI(config))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def load_script(path: Optional[str]) -> list[Any]:
+    if not path:
+        return []
+    with open(path) as f:
+        script = json.load(f)
+    if not isinstance(script, list):
+        raise SystemExit(f"{path}: the script must be a JSON list of replies")
+    return script
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m harness.llm.fakeserver")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--script")
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--faults", default=",".join(FAULT_KINDS))
+    parser.add_argument("--hang-s", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    faults = tuple(f for f in args.faults.split(",") if f)
+    unknown = [f for f in faults if f not in FAULT_KINDS]
+    if unknown:
+        raise SystemExit(f"unknown fault {unknown[0]!r}; choose from {', '.join(FAULT_KINDS)}")
+    config = ServerConfig(script=load_script(args.script), latency_s=args.latency_ms / 1000,
+                          fault_rate=args.fault_rate, faults=faults, hang_s=args.hang_s,
+                          seed=args.seed)
+    server = _Server((args.host, args.port), FakeOpenAI(config))
+    print(f"listening on http://{args.host}:{server.server_address[1]}/v1", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
