@@ -106,7 +106,10 @@ def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
     flag_map = {"benchmark": "benchmarks", "method": "methods", "split": "splits",
                 "seeds": "seeds", "trials": "trials", "max_steps": "max_steps", "limit": "limit",
                 "instances": "instances", "model": "model", "timeout": "timeout",
-                "retries": "retries", "run_id": "run_id"}
+                "retries": "retries", "run_id": "run_id", "base_url": "base_url",
+                "api_key_env": "api_key_env", "cache": "cache", "cache_path": "cache_path",
+                "llm_timeout": "llm_timeout", "llm_retries": "llm_retries",
+                "llm_concurrency": "llm_concurrency"}
     for flag, key in flag_map.items():
         value = getattr(args, flag)
         if value is not None and value != []:
@@ -145,6 +148,22 @@ def _run(args: argparse.Namespace) -> int:
     if hint:
         print(f"error: {hint}", file=sys.stderr)
         return EXIT_INCOMPLETE
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from harness.llm.cache import ResponseCache
+
+    path = Path(args.path)
+    if not path.exists():
+        raise UserError(f"no LLM cache at {path}; give its path with --path")
+    cache = ResponseCache(path)
+    if args.action == "stats":
+        stats = cache.stats()
+        print(f"{stats['path']}: {stats['entries']} responses of {stats['models']} model(s), "
+              f"{stats['bytes'] / 2**20:.1f} MiB")
+    else:
+        print(f"removed {cache.clear()} responses from {path}")
     return 0
 
 
@@ -200,6 +219,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--limit", help="only the first N instances of each split")
     p_run.add_argument("--instances", help="only these instance ids (comma-separated)")
     p_run.add_argument("--model", help="model name, for LLM methods")
+    p_run.add_argument("--base-url", dest="base_url",
+                       help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    p_run.add_argument("--api-key-env", dest="api_key_env",
+                       help="environment variable holding the API key (default OPENAI_API_KEY)")
+    p_run.add_argument("--cache", help="LLM response cache: rw (default), replay (a miss is "
+                                       "an error), off")
+    p_run.add_argument("--cache-path", dest="cache_path",
+                       help="LLM cache file (default results/llm-cache.sqlite)")
+    p_run.add_argument("--llm-timeout", dest="llm_timeout", help="seconds per LLM call (default 120)")
+    p_run.add_argument("--llm-retries", dest="llm_retries",
+                       help="retries of a failed LLM call (default 6)")
+    p_run.add_argument("--llm-concurrency", dest="llm_concurrency",
+                       help="LLM requests in flight per endpoint and worker (default 16)")
     p_run.add_argument("--timeout", help="wall-clock seconds per episode (default 1800)")
     p_run.add_argument("--retries", help="retries of an episode after an infrastructure "
                                          "failure (default 2)")
@@ -212,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-trajectories", action="store_true",
                        help="do not write trajectories")
     p_run.set_defaults(func=_run)
+
+    p_cache = sub.add_parser("cache", help="the LLM response cache: stats or clear")
+    p_cache.add_argument("action", choices=["stats", "clear"])
+    p_cache.add_argument("--path", default=str(Path("results") / "llm-cache.sqlite"),
+                         help="cache file (default results/llm-cache.sqlite)")
+    p_cache.set_defaults(func=_cache)
 
     p_lb = sub.add_parser("leaderboard", help="tables from one or more results directories")
     p_lb.add_argument("dirs", nargs="+", help="results directories")

@@ -30,6 +30,20 @@ DEFAULT_RETRIES = 2
 
 
 @dataclass(frozen=True)
+class LLMRunSettings:
+    """The endpoint and cache of a run's LLM methods. The API key is read, in the worker,
+    from the environment variable named here: it is never part of a spec or a record."""
+
+    base_url: Optional[str] = None
+    api_key_env: str = "OPENAI_API_KEY"
+    cache: str = "rw"
+    cache_path: str = str(Path("results") / "llm-cache.sqlite")
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    concurrency: int = 16
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """The grid to run. Execution options (out dir, workers) are not part of it."""
 
@@ -50,6 +64,8 @@ class RunSpec:
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = DEFAULT_RETRIES
     run_id: Optional[str] = None
+    # How LLM methods reach their model; not part of the records' identity.
+    llm: "LLMRunSettings" = field(default_factory=lambda: LLMRunSettings())
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -100,6 +116,8 @@ class StreamSpec:
     retries: int
     # The budget of each instance, aligned with instance_ids.
     instance_budgets: tuple[int, ...] = ()
+    # Set for methods that need an LLM.
+    llm: Optional[LLMRunSettings] = None
 
     @property
     def stream_id(self) -> str:
@@ -345,6 +363,14 @@ def validate(spec: RunSpec) -> None:
         raise UserError(f"--retries must be 0 or more, got {spec.retries}")
     if any(s < 0 for s in spec.seeds):
         raise UserError(f"--seeds must be non-negative, got {list(spec.seeds)}")
+    from harness.llm.cache import MODES
+
+    if spec.llm.cache not in MODES:
+        raise UserError(f"--cache {spec.llm.cache!r}: choose from {', '.join(MODES)}")
+    if spec.llm.base_url is not None and not spec.llm.base_url.startswith(("http://", "https://")):
+        raise UserError(f"--base-url {spec.llm.base_url!r} is not an http(s) URL")
+    if spec.llm.concurrency < 1 or not spec.llm.timeout_s > 0:
+        raise UserError("--llm-concurrency must be at least 1 and --llm-timeout positive")
 
 
 def expand(spec: RunSpec) -> list[StreamSpec]:
@@ -375,7 +401,7 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
                 config = build_method_config(m, spec.method_args.get(m, {}))
                 chash = method_config_hash(m, config)
                 needs = registry.method_class(m).needs
-                if needs.llm and not spec.model:
+                if needs.llm and not (spec.model and spec.llm.base_url):
                     raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
                 if needs.oracle and not bench.has_oracle:
                     # A grid (e.g. make bench's random+oracle on every benchmark) runs the
@@ -392,7 +418,7 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
                             model=spec.model if needs.llm else None, seed=seed,
                             budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
                             timeout_s=spec.timeout_s, retries=spec.retries,
-                            instance_budgets=budgets))
+                            instance_budgets=budgets, llm=spec.llm if needs.llm else None))
     if not streams:
         raise UserError("nothing to run: every requested method needs an oracle that the "
                         "requested benchmarks do not have (see `lifebench list methods`)")
@@ -401,9 +427,13 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
 
 # ---------------------------------------------------------------- TOML spec files
 
+LLM_KEYS = {"base_url": "base_url", "api_key_env": "api_key_env", "cache": "cache",
+            "cache_path": "cache_path", "llm_timeout": "timeout_s", "llm_retries": "max_retries",
+            "llm_concurrency": "concurrency"}
+
 SPEC_KEYS = {
     "run_id", "benchmarks", "splits", "methods", "method_args", "benchmark_args", "seeds", "trials",
-    "max_steps", "limit", "instances", "model", "timeout", "retries",
+    "max_steps", "limit", "instances", "model", "timeout", "retries", *LLM_KEYS,
     # execution options, allowed in the file for convenience
     "out", "workers", "executor",
 }
@@ -458,4 +488,16 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
         timeout_s=timeout,
         retries=parse_int_list(values.get("retries", DEFAULT_RETRIES), "--retries", 0)[0],
         run_id=values.get("run_id"),
+        llm=llm_settings(values),
     )
+
+
+def llm_settings(values: dict[str, Any]) -> LLMRunSettings:
+    given = {field_name: values[key] for key, field_name in LLM_KEYS.items()
+             if values.get(key) is not None}
+    typed = typing.get_type_hints(LLMRunSettings)
+    for name, value in given.items():
+        annotation = typed[name]
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        given[name] = _coerce(value, inner[0] if inner else annotation, f"--{name.replace('_', '-')}")
+    return LLMRunSettings(**given)

@@ -98,12 +98,13 @@ class _MethodHolder:
         self.stream = stream
         self.cls = registry.method_class(stream.method)
         self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
+        self.llm = _llm_client(stream) if stream.llm is not None else None
 
     def build(self, saved: Optional[dict[str, Any]]) -> Method:
         method: Method = self.cls(self.stream.method_config)
         method.setup(StreamContext(benchmark=self.benchmark, split=self.stream.split,
                                    seed=self.stream.seed, budget_steps=self.stream.budget_steps,
-                                   model=self.stream.model))
+                                   model=self.stream.model, llm=self.llm))
         if saved is not None:
             method.load_state(saved["state"])
         elif self.cls.needs.support:
@@ -112,6 +113,34 @@ class _MethodHolder:
                 raise ValueError(f"{self.stream.benchmark} has no support split")
             method.prepare(self.benchmark.instances(support))
         return method
+
+
+def _llm_client(stream: StreamSpec) -> Any:
+    from harness.llm.cache import ResponseCache
+    from harness.llm.client import LLMClient, LLMSettings
+
+    llm = stream.llm
+    assert llm is not None and stream.model and llm.base_url
+    cache = ResponseCache(llm.cache_path, llm.cache)
+    return LLMClient(LLMSettings(model=stream.model, base_url=llm.base_url,
+                                 api_key_env=llm.api_key_env, timeout_s=llm.timeout_s,
+                                 max_retries=llm.max_retries, concurrency=llm.concurrency), cache)
+
+
+def _llm_usage(client: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    """The client's usage since the last episode: record totals and `extra.llm_usage`
+    by role (what a method spent in `prepare` counts in its first episode)."""
+    by_role = client.take_usage()
+    totals = {"llm_calls": sum(u.calls for u in by_role.values()),
+              "tokens_in": sum(u.tokens_in for u in by_role.values()),
+              "tokens_out": sum(u.tokens_out for u in by_role.values())}
+    extra: dict[str, Any] = {}
+    if by_role:
+        extra["llm_usage"] = {role: dataclasses.asdict(u) for role, u in sorted(by_role.items())}
+        cost = client.cost(by_role)
+        if cost is not None:
+            extra["cost_usd"] = round(cost, 6)
+    return totals, extra
 
 
 def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str, Any]:
@@ -160,6 +189,9 @@ def run_unit(unit: WorkUnit, emit: Callable[[Event], None],
                 result = play_episode(benchmark, task.instance, method, task, stream.timeout_s,
                                       record_trajectory=record_trajectories)
                 usage = method.episode_usage() if result.status != "agent_error" else {}
+                if holder.llm is not None:
+                    usage, llm_extra = _llm_usage(holder.llm)
+                    result.extra.update(llm_extra)
             after = None
             if result.status in RESULT_STATUSES and unit.stateful and method is not None:
                 try:

@@ -1,0 +1,123 @@
+"""Runs of an LLM method (the test plugin's `parrot`) against the real local server:
+faults, replay, secrets. Nothing is patched."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import key_of, read_records, without_timings
+from harness.llm.fakeserver import ServerConfig, serve
+from test_llm import CANARY, stats, url
+
+
+@pytest.fixture
+def endpoint():
+    servers = []
+
+    def start(**config):
+        srv = serve(ServerConfig(**config))
+        servers.append(srv)
+        return srv
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+def run_parrot(cli, srv, out: Path, cache: Path, *more: str, env=None):
+    return cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+               "--method", "parrot", "--model", "fake-model", "--base-url", url(srv),
+               "--limit", "6", "--max-steps", "4", "--workers", "2", "--out", str(out),
+               "--cache-path", str(cache), "--llm-retries", "2", *more,
+               env={"OPENAI_API_KEY": CANARY, **(env or {})})
+
+
+def test_faults_replay_and_secrets(cli, endpoint, tmp_path):
+    srv = endpoint(script=["think: what is in my inventory?", "move: from [I1] to [A1] with quantity 1"],
+                   fault_rate=0.2, seed=5, faults=("429", "500", "malformed", "drop"))
+    cache = tmp_path / "llm.sqlite"
+    out = tmp_path / "run"
+    first = run_parrot(cli, srv, out, cache)
+    assert first.returncode in (0, 1), first.stderr
+    records = read_records(out)
+    results = [r for r in records if r["status"] in ("ok", "budget_exhausted")]
+    failures = [r for r in records if r["status"] not in ("ok", "budget_exhausted")]
+    assert {r["status"] for r in failures} <= {"llm_error"}
+    # every episode ends once, as a result or as an llm_error after its retries
+    final = {}
+    for r in records:
+        final[key_of(r)] = r["status"]
+    assert len(final) == 6 and len(results) == len({key_of(r) for r in results})
+    assert all(r["llm_calls"] == r["steps"] and r["tokens_in"] > 0 for r in results)
+    assert all(r["extra"]["llm_usage"]["actor"]["calls"] == r["llm_calls"] for r in results)
+    assert stats(srv)["faults"] > 0
+
+    # Replay: the same records, and no request reaches the server.
+    before = stats(srv)["requests"]
+    again = run_parrot(cli, srv, tmp_path / "replay", cache, "--cache", "replay")
+    replayed = {key_of(r): without_timings(r) for r in read_records(tmp_path / "replay")
+                if r["status"] in ("ok", "budget_exhausted")}
+    original = {key_of(r): without_timings(r) for r in results}
+    for key, record in original.items():
+        mine = dict(replayed[key])
+        assert mine["extra"].pop("llm_usage")["actor"]["cached"] == mine["llm_calls"]
+        record["extra"].pop("llm_usage")
+        for r in (mine, record):  # which attempt succeeded is the run's history, not a result
+            r["extra"].pop("attempt", None)
+        assert mine == record
+    assert stats(srv)["requests"] == before, again.stderr
+
+    # The key is nowhere: results, manifest, trajectories, cache, output.
+    for path in [*out.rglob("*"), *(tmp_path / "replay").rglob("*"), cache]:
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), path
+    assert CANARY not in first.stdout + first.stderr + again.stdout + again.stderr
+
+
+def test_a_dead_endpoint_is_llm_error_and_nothing_is_lost(cli, endpoint, tmp_path):
+    srv = endpoint(script=["move: from [I1] to [A1] with quantity 1"])
+    dead = "http://127.0.0.1:9/v1"  # nothing listens on port 9
+    out = tmp_path / "run"
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--method", "parrot", "--model", "m", "--base-url", dead, "--limit", "2",
+                 "--max-steps", "2", "--workers", "0", "--out", str(out), "--retries", "0",
+                 "--llm-retries", "1", "--cache", "off")
+    assert result.returncode == 1
+    records = read_records(out)
+    assert records and all(r["status"] == "llm_error" for r in records)
+    assert "connection failed" in records[0]["extra"]["error"]
+    # the same command against a live endpoint continues from there
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--method", "parrot", "--model", "m", "--base-url", url(srv), "--limit", "2",
+                 "--max-steps", "2", "--workers", "0", "--out", str(out), "--cache", "off")
+    assert result.returncode == 0, result.stderr
+    assert sum(r["status"] == "budget_exhausted" for r in read_records(out)) == 2
+
+
+def test_bad_llm_options_are_one_line_errors(cli, tmp_path):
+    base = ["run", "--no-progress", "--benchmark", "plancraft", "--method", "parrot",
+            "--out", str(tmp_path / "o")]
+    for extra, fragment in ((["--model", "m"], "--base-url"),
+                            (["--model", "m", "--base-url", "localhost:8000"], "not an http"),
+                            (["--model", "m", "--base-url", "http://x/v1", "--cache", "maybe"],
+                             "--cache 'maybe'")):
+        result = cli(*base, *extra)
+        assert result.returncode == 2 and fragment in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cache_command(cli, endpoint, tmp_path):
+    srv = endpoint(script=["think: hm"])
+    cache = tmp_path / "c.sqlite"
+    run_parrot(cli, srv, tmp_path / "run", cache, "--llm-retries", "0")
+    shown = cli("cache", "stats", "--path", str(cache))
+    assert shown.returncode == 0 and " responses of 1 model(s)" in shown.stdout
+    cleared = cli("cache", "clear", "--path", str(cache))
+    assert cleared.returncode == 0 and "removed" in cleared.stdout
+    assert "0 responses" in cli("cache", "stats", "--path", str(cache)).stdout
+    missing = cli("cache", "stats", "--path", str(tmp_path / "none.sqlite"))
+    assert missing.returncode == 2
