@@ -121,3 +121,34 @@ def test_cache_command(cli, endpoint, tmp_path):
     assert "0 responses" in cli("cache", "stats", "--path", str(cache)).stdout
     missing = cli("cache", "stats", "--path", str(tmp_path / "none.sqlite"))
     assert missing.returncode == 2
+
+
+def test_planner_policy_solves_plancraft_through_an_llm_method(cli, endpoint, tmp_path):
+    """The server's Plancraft policy answers each observation with the planner's next
+    action; a method that plays the model's answers then solves the small split."""
+    srv = endpoint(policy="plancraft")
+    out = tmp_path / "run"
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--method", "parrot", "--model", "planner", "--base-url", url(srv),
+                 "--workers", "2", "--out", str(out), "--cache", "off")
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert len(records) == 110 and all(r["success"] for r in records)
+    assert sum(r["extra"]["impossible_truth"] for r in records) == 20, "impossible tasks too"
+
+
+def test_planner_policy_answers_with_tool_calls_when_offered_tools(endpoint):
+    from harness.llm.client import LLMClient, LLMSettings
+    from benchmarks.plancraft import PlancraftBenchmark
+
+    srv = endpoint(policy="plancraft")
+    client = LLMClient(LLMSettings(model="planner", base_url=url(srv)))
+    bench = PlancraftBenchmark()
+    env = bench.make_env(bench.instances("val.small")[0], 0)
+    obs = env.reset()
+    tools = [{"type": "function", "function": {"name": "move", "parameters": {}}}]
+    reply = client.chat([{"role": "user", "content": obs.text}], tools=tools)
+    call = reply.tool_calls[0]
+    expected = bench.oracle(env).next_action(obs)
+    assert f"{call.name}: from {call.arguments['slot_from']} to {call.arguments['slot_to']} " \
+           f"with quantity {call.arguments['quantity']}" == expected

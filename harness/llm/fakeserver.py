@@ -1,13 +1,18 @@
 """A local OpenAI-compatible server for tests and perf scripts: a real HTTP server.
 
-    python -m harness.llm.fakeserver --port P [--script replies.json] [--latency-ms 100]
-        [--fault-rate 0.2 --faults timeout,429,500,malformed,drop] [--seed 0]
+    python -m harness.llm.fakeserver --port P [--script replies.json | --policy plancraft]
+        [--latency-ms 100] [--fault-rate 0.2 --faults timeout,429,500,malformed,drop] [--seed 0]
 
 It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
 - scripted replies, in request order (`--script`: a JSON list; an item is a string, or
   `{"content": ...}`, or `{"tool_call": {"name": ..., "arguments": {...}}}`); when the
   list is used up, the last reply repeats. Without a script it echoes the last user
   message;
+- or, with `--policy plancraft`, the next correct Plancraft action: it reads the last
+  Plancraft observation in the prompt ("Craft an item of type: ..." and the inventory by
+  slot), runs the package's planner on it and answers with the plan's first action, as
+  text, or as a tool call (`move`/`smelt` with `slot_from`, `slot_to`, `quantity`, or
+  `impossible`) when the request offers tools;
 - injected latency per request, and injected faults at a given rate, drawn from a seeded
   generator: `timeout` (answers after `--hang-s`), `429` and `500` (error bodies),
   `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import socket
 import threading
 import time
@@ -31,9 +37,46 @@ from typing import Any, Optional
 FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
 
 
+POLICIES = ("script", "plancraft")
+_PLANCRAFT_TARGET = re.compile(r"Craft an item of type: (\S+)")
+_PLANCRAFT_ITEM = re.compile(r"^ - (\S+) (\[\w+\]) quantity (\d+)$", re.M)
+_PLANCRAFT_ACTION = re.compile(r"^(move|smelt): from (\[\w+\]) to (\[\w+\]) with quantity (\d+)$")
+
+
+def plancraft_next_action(prompt: str) -> Optional[str]:
+    """The planner's next action for the last Plancraft observation in `prompt`."""
+    from plancraft.environment.actions import convert_to_slot_index
+    from plancraft.environment.planner import get_subplans
+
+    starts = [m.start() for m in _PLANCRAFT_TARGET.finditer(prompt)]
+    if not starts:
+        return None
+    observation = prompt[starts[-1]:]
+    target = _PLANCRAFT_TARGET.match(observation).group(1)  # type: ignore[union-attr]
+    inventory = {convert_to_slot_index(slot): {"type": item, "quantity": int(qty)}
+                 for item, slot, qty in _PLANCRAFT_ITEM.findall(observation.split("\n\n")[0])}
+    try:
+        subplans, _ = get_subplans({"inventory": inventory, "target": target})
+    except Exception:  # the planner finds no way: the task is impossible
+        subplans = []
+    actions = [a for sub in subplans for a in sub]
+    return actions[0] if actions else "impossible: the target cannot be crafted from this inventory"
+
+
+def as_tool_call(action: str) -> dict[str, Any]:
+    match = _PLANCRAFT_ACTION.match(action)
+    if match:
+        kind, source, target, quantity = match.groups()
+        return {"name": kind, "arguments": {"slot_from": source, "slot_to": target,
+                                            "quantity": int(quantity)}}
+    name, _, rest = action.partition(":")
+    return {"name": name.strip(), "arguments": {"reason": rest.strip()}}
+
+
 @dataclass
 class ServerConfig:
     script: list[Any] = field(default_factory=list)
+    policy: str = "script"
     latency_s: float = 0.0
     fault_rate: float = 0.0
     faults: tuple[str, ...] = FAULT_KINDS
@@ -72,6 +115,10 @@ class FakeOpenAI:
         return None
 
     def next_reply(self, request: dict[str, Any]) -> Any:
+        if self.config.policy == "plancraft":
+            prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
+            action = plancraft_next_action(prompt) or "think: I see no Plancraft observation"
+            return {"tool_call": as_tool_call(action)} if request.get("tools") else action
         with self._lock:
             if not self.config.script:
                 users = [m for m in request.get("messages", []) if m.get("role") == "user"]
@@ -203,6 +250,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--script")
+    parser.add_argument("--policy", default="script", choices=POLICIES)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--faults", default=",".join(FAULT_KINDS))
@@ -213,7 +261,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     unknown = [f for f in faults if f not in FAULT_KINDS]
     if unknown:
         raise SystemExit(f"unknown fault {unknown[0]!r}; choose from {', '.join(FAULT_KINDS)}")
-    config = ServerConfig(script=load_script(args.script), latency_s=args.latency_ms / 1000,
+    config = ServerConfig(script=load_script(args.script), policy=args.policy,
+                          latency_s=args.latency_ms / 1000,
                           fault_rate=args.fault_rate, faults=faults, hang_s=args.hang_s,
                           seed=args.seed)
     server = _Server((args.host, args.port), FakeOpenAI(config))
