@@ -17,7 +17,8 @@ It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
   generator: `timeout` (answers after `--hang-s`), `429` and `500` (error bodies),
   `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
 `GET /stats` returns the number of requests served, faults injected and the most requests
-in flight at once, so tests can check, for example, that a replayed run made no request. The server never logs or
+in flight at once, so tests can check, for example, that a replayed run made no request;
+`GET /last` the last request answered. The server never logs or
 returns the API key it is sent.
 """
 
@@ -96,6 +97,7 @@ class FakeOpenAI:
         self.faults_injected = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.last_request: dict[str, Any] = {}
 
     def enter(self) -> None:
         with self._lock:
@@ -115,6 +117,7 @@ class FakeOpenAI:
         return None
 
     def next_reply(self, request: dict[str, Any]) -> Any:
+        self.last_request = request
         if self.config.policy == "plancraft":
             prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
             action = plancraft_next_action(prompt) or "think: I see no Plancraft observation"
@@ -170,6 +173,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/stats":
             self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
                              "max_in_flight": fake.max_in_flight})
+        elif self.path.rstrip("/") == "/last":  # the last request answered (for tests)
+            self._json(200, fake.last_request)
         elif self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
         else:

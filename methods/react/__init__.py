@@ -1,0 +1,112 @@
+"""ReAct (Yao et al. 2023): the model writes a thought and an action on every turn; the
+action goes to the environment, the observation comes back.
+
+As in the paper's ALFWorld and WebShop setups, thoughts do not reach the environment: one
+LLM call gives a thought and an action, and only the action is played (it costs a step).
+The prompt is one design for every benchmark (`prompts.py`): the benchmark's own manual,
+the reply format, few-shot examples, then the episode. Examples are generated, never
+copied from a paper: the benchmark's oracle played on its support split (for ALFWorld, of
+the same task type as the episode's, as ReAct used per-type examples), rendered as
+observation/action transcripts. Benchmarks without a support split or an oracle run
+zero-shot. The episode's history is bounded to the last `history` turns (the first
+observation, which states the task, is always kept). A reply without an action line gets
+feedback and is asked again, up to `format_retries` times, without costing a step; after
+that the reply's last line is played as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from harness.protocols import EpisodeTools, Method, MethodNeeds, StreamContext
+from harness.records import Observation, TaskInfo
+
+from methods.react import prompts
+from methods.react.examples import ExampleBank
+
+_ACTION = re.compile(r"^\s*(?:\d+[.)]\s*)?action\s*:\s*(.+?)\s*$", re.I | re.M)
+_THOUGHT = re.compile(r"^\s*thought\s*:\s*(.+?)\s*$", re.I | re.M)
+
+
+@dataclass(frozen=True)
+class ReactConfig:
+    examples: int = 2          # few-shot examples per episode (0: zero-shot)
+    example_steps: int = 40    # longest example transcript, in actions
+    history: int = 30          # turns of the episode kept in the prompt
+    temperature: float = 0.0
+    max_tokens: int = 256
+    format_retries: int = 2
+
+    def __post_init__(self) -> None:
+        if self.examples < 0 or self.history < 1 or self.format_retries < 0:
+            raise ValueError("examples and format_retries must be >= 0, history >= 1")
+
+
+def parse_reply(text: str) -> tuple[Optional[str], Optional[str]]:
+    """(thought, action) of a reply; a one-line reply without labels is an action."""
+    action = _ACTION.findall(text)
+    thought = _THOUGHT.findall(text)
+    if action:
+        return (thought[-1] if thought else None), action[-1]
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) == 1 and not _THOUGHT.match(lines[0]):
+        return None, lines[0]
+    return (thought[-1] if thought else None), None
+
+
+class ReactMethod(Method):
+    name = "react"
+    Config = ReactConfig
+    needs = MethodNeeds(llm=True)
+
+    def setup(self, ctx: StreamContext) -> None:
+        super().setup(ctx)
+        from harness.llm.client import RoleParams
+
+        self.ctx.llm.settings.roles.setdefault(
+            "actor", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens))
+        self.bank = ExampleBank(ctx.benchmark, self.config.example_steps)
+
+    def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
+        self.task = task
+        self.turns: list[tuple[str, str, str]] = []  # (thought, action, observation)
+        self.first: Optional[str] = None
+        examples = self.bank.examples(task.instance, self.config.examples)
+        system = "\n\n".join([task.instructions.strip(), prompts.FORMAT])
+        self.prefix = [{"role": "system", "content": system}]
+        if examples:
+            shown = "\n\n".join(prompts.EXAMPLE.format(number=i + 1, transcript=t)
+                                for i, t in enumerate(examples))
+            self.prefix.append({"role": "user", "content": f"{prompts.EXAMPLES_HEADER}\n\n{shown}"})
+            self.prefix.append({"role": "assistant", "content": "Understood."})
+
+    def act(self, observation: Observation) -> str:
+        if self.first is None:
+            self.first = observation.text
+        elif self.turns:
+            thought, action, _ = self.turns[-1]
+            self.turns[-1] = (thought, action, observation.text)
+        messages = self._messages()
+        reply_text = ""
+        for _ in range(self.config.format_retries + 1):
+            reply_text = self.ctx.llm.chat(messages, role="actor").text
+            thought, action = parse_reply(reply_text)
+            if action:
+                self.turns.append((thought or "", action, ""))
+                return action
+            messages = messages + [{"role": "assistant", "content": reply_text},
+                                   {"role": "user", "content": prompts.NO_ACTION_FEEDBACK}]
+        lines = reply_text.strip().splitlines() or ["noop"]
+        self.turns.append(("", lines[-1].strip(), ""))
+        return lines[-1].strip()
+
+    def _messages(self) -> list[dict[str, Any]]:
+        messages = list(self.prefix)
+        messages.append({"role": "user", "content": prompts.TURN.format(observation=self.first)})
+        for thought, action, observation in self.turns[-self.config.history:]:
+            reply = f"Thought: {thought}\nAction: {action}" if thought else f"Action: {action}"
+            messages.append({"role": "assistant", "content": reply})
+            messages.append({"role": "user", "content": prompts.TURN.format(observation=observation)})
+        return messages
