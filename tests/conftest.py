@@ -85,3 +85,22 @@ def key_of(record: dict) -> tuple:
     return (record["benchmark"], record.get("benchmark_config_hash", ""), record["split"], record["instance_id"], record["method"],
             record["method_config_hash"], record["model"], record["seed"], record["trial"],
             record["budget_steps"])
+
+
+@pytest.fixture
+def llm_server():
+    """Starts real local OpenAI-compatible servers (`harness.llm.fakeserver`) with the given
+    `ServerConfig` fields; they are shut down after the test."""
+    from harness.llm.fakeserver import ServerConfig, serve
+
+    servers = []
+
+    def start(**config):
+        server = serve(ServerConfig(**config))
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

@@ -1,4 +1,4 @@
-"""The LLM client and cache against the real local OpenAI-compatible server (HTTP on
+"""The LLM client and cache against the real local OpenAI-compatible llm_server (HTTP on
 loopback, scripted replies, latency and faults); nothing is patched."""
 
 from __future__ import annotations
@@ -14,24 +14,8 @@ import pytest
 from harness.errors import LLMError
 from harness.llm.cache import ResponseCache
 from harness.llm.client import LLMClient, LLMSettings, RoleParams
-from harness.llm.fakeserver import ServerConfig, serve
 
 CANARY = "sk-canary-5f1d2e9c7b"
-
-
-@pytest.fixture
-def server():
-    started = []
-
-    def start(**config):
-        srv = serve(ServerConfig(**config))
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.shutdown()
-        srv.server_close()
 
 
 def url(srv) -> str:
@@ -54,8 +38,8 @@ def hello(text="hello") -> list[dict]:
     return [{"role": "user", "content": text}]
 
 
-def test_text_tool_calls_and_accounting_per_role(server):
-    srv = server(script=["Thought: look first.\nAction: look",
+def test_text_tool_calls_and_accounting_per_role(llm_server):
+    srv = llm_server(script=["Thought: look first.\nAction: look",
                          {"tool_call": {"name": "move", "arguments": {"slot_from": "I1", "quantity": 2}}}])
     client = client_for(srv, roles={"actor": RoleParams(temperature=0.6, max_tokens=64)})
     first = client.chat(hello("where am I"), role="actor")
@@ -71,8 +55,8 @@ def test_text_tool_calls_and_accounting_per_role(server):
     assert client.take_usage() == {}
 
 
-def test_faults_are_retried_until_an_answer(server):
-    srv = server(script=["ok"], fault_rate=0.5, faults=("429", "500", "malformed", "drop"), seed=3)
+def test_faults_are_retried_until_an_answer(llm_server):
+    srv = llm_server(script=["ok"], fault_rate=0.5, faults=("429", "500", "malformed", "drop"), seed=3)
     client = client_for(srv, max_retries=12)
     replies = [client.chat(hello(f"q{i}")) for i in range(20)]
     assert all(r.text == "ok" for r in replies)
@@ -80,9 +64,9 @@ def test_faults_are_retried_until_an_answer(server):
     assert seen["faults"] > 0 and seen["requests"] == 20 + seen["faults"]
 
 
-def test_exhausted_retries_are_an_llm_error_without_the_key(server, monkeypatch):
+def test_exhausted_retries_are_an_llm_error_without_the_key(llm_server, monkeypatch):
     monkeypatch.setenv("LIFEBENCH_TEST_KEY", CANARY)
-    srv = server(fault_rate=1.0, faults=("500",))
+    srv = llm_server(fault_rate=1.0, faults=("500",))
     client = client_for(srv, max_retries=2)
     with pytest.raises(LLMError) as error:
         client.chat(hello(CANARY))  # even a prompt holding the key does not leak it
@@ -92,16 +76,16 @@ def test_exhausted_retries_are_an_llm_error_without_the_key(server, monkeypatch)
     assert stats(srv)["requests"] == 3
 
 
-def test_timeouts_are_retried_then_reported(server):
-    srv = server(fault_rate=1.0, faults=("timeout",), hang_s=2.0)
+def test_timeouts_are_retried_then_reported(llm_server):
+    srv = llm_server(fault_rate=1.0, faults=("timeout",), hang_s=2.0)
     client = client_for(srv, timeout_s=0.3, max_retries=1)
     with pytest.raises(LLMError, match="timed out after 0.3 s"):
         client.chat(hello())
 
 
-def test_cache_modes(server, tmp_path, monkeypatch):
+def test_cache_modes(llm_server, tmp_path, monkeypatch):
     monkeypatch.setenv("LIFEBENCH_TEST_KEY", CANARY)
-    srv = server()  # echoes the prompt
+    srv = llm_server()  # echoes the prompt
     path = tmp_path / "cache.sqlite"
     rw = client_for(srv, ResponseCache(path, "rw"))
     assert rw.chat(hello("one")).cached is False
@@ -123,8 +107,8 @@ def test_cache_modes(server, tmp_path, monkeypatch):
     assert CANARY.encode() not in path.read_bytes()
 
 
-def test_cache_is_shared_safely_by_processes(server, tmp_path):
-    srv = server()
+def test_cache_is_shared_safely_by_processes(llm_server, tmp_path):
+    srv = llm_server()
     path = tmp_path / "cache.sqlite"
     code = ("import sys; sys.path.insert(0, {root!r})\n"
             "from harness.llm.cache import ResponseCache\n"
@@ -140,8 +124,8 @@ def test_cache_is_shared_safely_by_processes(server, tmp_path):
     assert ResponseCache(path).stats()["entries"] == 25
 
 
-def test_requests_in_flight_are_limited_per_endpoint(server):
-    srv = server(latency_s=0.2)
+def test_requests_in_flight_are_limited_per_endpoint(llm_server):
+    srv = llm_server(latency_s=0.2)
     client = client_for(srv, concurrency=2)
     threads = [threading.Thread(target=client.chat, args=(hello(f"t{i}"),)) for i in range(6)]
     for t in threads:

@@ -3,29 +3,11 @@ faults, replay, secrets. Nothing is patched."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pytest
 
 from conftest import key_of, read_records, without_timings
-from harness.llm.fakeserver import ServerConfig, serve
 from test_llm import CANARY, stats, url
-
-
-@pytest.fixture
-def endpoint():
-    servers = []
-
-    def start(**config):
-        srv = serve(ServerConfig(**config))
-        servers.append(srv)
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.shutdown()
-        srv.server_close()
 
 
 def run_parrot(cli, srv, out: Path, cache: Path, *more: str, env=None):
@@ -36,8 +18,8 @@ def run_parrot(cli, srv, out: Path, cache: Path, *more: str, env=None):
                env={"OPENAI_API_KEY": CANARY, **(env or {})})
 
 
-def test_faults_replay_and_secrets(cli, endpoint, tmp_path):
-    srv = endpoint(script=["think: what is in my inventory?", "move: from [I1] to [A1] with quantity 1"],
+def test_faults_replay_and_secrets(cli, llm_server, tmp_path):
+    srv = llm_server(script=["think: what is in my inventory?", "move: from [I1] to [A1] with quantity 1"],
                    fault_rate=0.2, seed=5, faults=("429", "500", "malformed", "drop"))
     cache = tmp_path / "llm.sqlite"
     out = tmp_path / "run"
@@ -78,8 +60,8 @@ def test_faults_replay_and_secrets(cli, endpoint, tmp_path):
     assert CANARY not in first.stdout + first.stderr + again.stdout + again.stderr
 
 
-def test_a_dead_endpoint_is_llm_error_and_nothing_is_lost(cli, endpoint, tmp_path):
-    srv = endpoint(script=["move: from [I1] to [A1] with quantity 1"])
+def test_a_dead_endpoint_is_llm_error_and_nothing_is_lost(cli, llm_server, tmp_path):
+    srv = llm_server(script=["move: from [I1] to [A1] with quantity 1"])
     dead = "http://127.0.0.1:9/v1"  # nothing listens on port 9
     out = tmp_path / "run"
     result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
@@ -90,7 +72,7 @@ def test_a_dead_endpoint_is_llm_error_and_nothing_is_lost(cli, endpoint, tmp_pat
     records = read_records(out)
     assert records and all(r["status"] == "llm_error" for r in records)
     assert "connection failed" in records[0]["extra"]["error"]
-    # the same command against a live endpoint continues from there
+    # the same command against a live llm_server continues from there
     result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
                  "--method", "parrot", "--model", "m", "--base-url", url(srv), "--limit", "2",
                  "--max-steps", "2", "--workers", "0", "--out", str(out), "--cache", "off")
@@ -110,8 +92,8 @@ def test_bad_llm_options_are_one_line_errors(cli, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_cache_command(cli, endpoint, tmp_path):
-    srv = endpoint(script=["think: hm"])
+def test_cache_command(cli, llm_server, tmp_path):
+    srv = llm_server(script=["think: hm"])
     cache = tmp_path / "c.sqlite"
     run_parrot(cli, srv, tmp_path / "run", cache, "--llm-retries", "0")
     shown = cli("cache", "stats", "--path", str(cache))
@@ -123,10 +105,10 @@ def test_cache_command(cli, endpoint, tmp_path):
     assert missing.returncode == 2
 
 
-def test_planner_policy_solves_plancraft_through_an_llm_method(cli, endpoint, tmp_path):
+def test_planner_policy_solves_plancraft_through_an_llm_method(cli, llm_server, tmp_path):
     """The server's Plancraft policy answers each observation with the planner's next
     action; a method that plays the model's answers then solves the small split."""
-    srv = endpoint(policy="plancraft")
+    srv = llm_server(policy="plancraft")
     out = tmp_path / "run"
     result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
                  "--method", "parrot", "--model", "planner", "--base-url", url(srv),
@@ -137,11 +119,11 @@ def test_planner_policy_solves_plancraft_through_an_llm_method(cli, endpoint, tm
     assert sum(r["extra"]["impossible_truth"] for r in records) == 20, "impossible tasks too"
 
 
-def test_planner_policy_answers_with_tool_calls_when_offered_tools(endpoint):
+def test_planner_policy_answers_with_tool_calls_when_offered_tools(llm_server):
     from harness.llm.client import LLMClient, LLMSettings
     from benchmarks.plancraft import PlancraftBenchmark
 
-    srv = endpoint(policy="plancraft")
+    srv = llm_server(policy="plancraft")
     client = LLMClient(LLMSettings(model="planner", base_url=url(srv)))
     bench = PlancraftBenchmark()
     env = bench.make_env(bench.instances("val.small")[0], 0)

@@ -9,24 +9,8 @@ import urllib.request
 import pytest
 
 from conftest import read_records
-from harness.llm.fakeserver import ServerConfig, serve
 from methods.react import parse_reply
 from test_llm import url
-
-
-@pytest.fixture
-def endpoint():
-    servers = []
-
-    def start(**config):
-        srv = serve(ServerConfig(**config))
-        servers.append(srv)
-        return srv
-
-    yield start
-    for srv in servers:
-        srv.shutdown()
-        srv.server_close()
 
 
 def last_request(srv) -> dict:
@@ -49,8 +33,8 @@ def test_parse_reply():
 @pytest.mark.parametrize("benchmark,split", [("plancraft", "val.small"), ("alfworld", "valid_unseen"),
                                              ("textworld", "ige-cooking"), ("crafter", "seeds-100"),
                                              ("scienceworld", "step18-v1")])
-def test_runs_on_every_benchmark(cli, endpoint, tmp_path, benchmark, split):
-    srv = endpoint(script=["Thought: I should look around first.\nAction: look"])
+def test_runs_on_every_benchmark(cli, llm_server, tmp_path, benchmark, split):
+    srv = llm_server(script=["Thought: I should look around first.\nAction: look"])
     out = tmp_path / "out"
     result = react(cli, srv, out, "--benchmark", benchmark, "--split", split, "--limit", "1",
                    "--max-steps", "3")
@@ -68,8 +52,8 @@ def test_runs_on_every_benchmark(cli, endpoint, tmp_path, benchmark, split):
         assert not examples
 
 
-def test_a_reply_without_an_action_gets_feedback_and_costs_no_step(cli, endpoint, tmp_path):
-    srv = endpoint(script=["Thought: I am not sure what to do.\nMaybe I should wait.", "Thought: inventory first.\nAction: inventory"])
+def test_a_reply_without_an_action_gets_feedback_and_costs_no_step(cli, llm_server, tmp_path):
+    srv = llm_server(script=["Thought: I am not sure what to do.\nMaybe I should wait.", "Thought: inventory first.\nAction: inventory"])
     out = tmp_path / "out"
     result = react(cli, srv, out, "--benchmark", "textworld", "--limit", "1", "--max-steps", "1")
     assert result.returncode == 0, result.stderr
@@ -77,8 +61,8 @@ def test_a_reply_without_an_action_gets_feedback_and_costs_no_step(cli, endpoint
     assert record["steps"] == 1 and record["llm_calls"] == 2
 
 
-def test_solves_plancraft_with_the_planner_policy(cli, endpoint, tmp_path):
-    srv = endpoint(policy="plancraft")
+def test_solves_plancraft_with_the_planner_policy(cli, llm_server, tmp_path):
+    srv = llm_server(policy="plancraft")
     out = tmp_path / "out"
     result = react(cli, srv, out, "--benchmark", "plancraft", "--split", "val.small",
                    "--limit", "40")
