@@ -69,3 +69,30 @@ def test_solves_plancraft_with_the_planner_policy(cli, llm_server, tmp_path):
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     assert len(records) == 40 and all(r["success"] for r in records)
+
+
+def requests_seen(srv) -> list[dict]:
+    with urllib.request.urlopen(url(srv).replace("/v1", "/requests")) as response:
+        return json.loads(response.read())
+
+
+def test_reflexion_reflects_after_failed_trials_and_remembers_the_last_three(cli, llm_server, tmp_path):
+    srv = llm_server(script=["Thought: the fridge may hold food.\nAction: open fridge"])
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--method", "reflexion", "--model", "m", "--base-url",
+                 url(srv), "--cache", "off", "--workers", "0", "--out", str(out),
+                 "--benchmark", "textworld", "--limit", "1", "--max-steps", "2", "--trials", "5")
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert [r["trial"] for r in records] == [0, 1, 2, 3, 4] and not any(r["success"] for r in records)
+    assert all(r["extra"]["llm_usage"]["reflection"]["calls"] == 1 for r in records)
+    actor_prompts = [req["messages"] for req in requests_seen(srv)
+                     if not req["messages"][0]["content"].startswith("You tried the task")]
+    first_turns = [m for m in actor_prompts if m[-1]["content"].startswith("Observation: ")
+                   and all(x["role"] != "assistant" or x["content"] == "Understood." for x in m)]
+    memories = [next((x["content"] for x in m if x["content"].startswith("You have tried this task")), "")
+                for m in first_turns]
+    assert [mem.count("\n- ") for mem in memories] == [0, 1, 2, 3, 3], "the last 3 reflections"
+    state_files = sorted((out / "state").rglob("*.json"))
+    state = json.loads(state_files[-1].read_text())["state"]
+    assert len(next(iter(state["reflections"].values()))) == 5

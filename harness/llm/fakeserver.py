@@ -18,13 +18,14 @@ It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
   `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
 `GET /stats` returns the number of requests served, faults injected and the most requests
 in flight at once, so tests can check, for example, that a replayed run made no request;
-`GET /last` the last request answered. The server never logs or
+`GET /last` the last request answered and `GET /requests` the last 1000. The server never logs or
 returns the API key it is sent.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import random
 import re
@@ -98,6 +99,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         self.last_request: dict[str, Any] = {}
+        self.history: "collections.deque[dict[str, Any]]" = collections.deque(maxlen=1000)
 
     def enter(self) -> None:
         with self._lock:
@@ -118,6 +120,7 @@ class FakeOpenAI:
 
     def next_reply(self, request: dict[str, Any]) -> Any:
         self.last_request = request
+        self.history.append(request)
         if self.config.policy == "plancraft":
             prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
             action = plancraft_next_action(prompt) or "think: I see no Plancraft observation"
@@ -175,6 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
                              "max_in_flight": fake.max_in_flight})
         elif self.path.rstrip("/") == "/last":  # the last request answered (for tests)
             self._json(200, fake.last_request)
+        elif self.path.rstrip("/") == "/requests":  # the last 1000 requests answered
+            self._json(200, list(fake.history))
         elif self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
         else:

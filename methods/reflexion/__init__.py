@@ -1,0 +1,69 @@
+"""Reflexion (Shinn et al., NeurIPS 2023) on top of ReAct: several trials per instance
+(`--trials N`); after a failed trial the model writes a verbal reflection on it, and the
+next trials of the same instance are given the last `memory` reflections (3, as in the
+paper's ALFWorld setup). A trial that succeeds ends nothing by itself (the harness runs
+the trials it was asked for); the leaderboard's `--trials max` or `last` reads them.
+
+The actor is ReAct with the same prompt (`methods/react`); the reflections are placed after
+the examples and before the episode. The reflection sees the episode as the actor played
+it (observations and actions, the last `reflect_steps` of them) and whether it ran out of
+steps. Reflections are the method's memory: saved with its state (resume), kept per
+instance for the whole stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.protocols import EpisodeTools
+from harness.records import EpisodeOutcome, TaskInfo
+
+from methods.react import ReactConfig, ReactMethod
+from methods.reflexion import prompts
+
+
+@dataclass(frozen=True)
+class ReflexionConfig(ReactConfig):
+    memory: int = 3            # reflections given to a trial (the paper's ALFWorld setting)
+    reflect_steps: int = 30    # last steps of a failed trial shown to the reflection
+
+
+class ReflexionMethod(ReactMethod):
+    name = "reflexion"
+    Config = ReflexionConfig
+
+    def setup(self, ctx: Any) -> None:
+        super().setup(ctx)
+        from harness.llm.client import RoleParams
+
+        self.ctx.llm.settings.roles.setdefault(
+            "reflection", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens))
+        self.reflections: dict[str, list[str]] = {}
+
+    def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
+        super().begin_episode(task, tools)
+        kept = self.reflections.get(task.instance.instance_id, [])[-self.config.memory:]
+        if kept:
+            listed = "\n".join(f"- {r}" for r in kept)
+            self.prefix.append({"role": "user", "content": prompts.MEMORY.format(reflections=listed)})
+            self.prefix.append({"role": "assistant", "content": "Understood."})
+
+    def end_episode(self, outcome: EpisodeOutcome) -> None:
+        if outcome.success:
+            return
+        steps = outcome.trajectory[-self.config.reflect_steps:]
+        lines = [f"Task: {self.first}"] if self.first else []
+        lines += [f"> {action}\n{observation}" for action, observation in steps]
+        if outcome.status == "budget_exhausted":
+            lines.append("(The attempt ran out of steps.)")
+        reply = self.ctx.llm.chat([{"role": "user",
+                                    "content": prompts.REFLECT.format(attempt="\n".join(lines))}],
+                                  role="reflection")
+        self.reflections.setdefault(outcome.task.instance.instance_id, []).append(reply.text.strip())
+
+    def state(self) -> Any:
+        return {"reflections": self.reflections}
+
+    def load_state(self, state: Any) -> None:
+        self.reflections = {k: list(v) for k, v in (state or {}).get("reflections", {}).items()}
