@@ -22,11 +22,29 @@ $(STAMP): pyproject.toml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@touch $(STAMP)
 
-# Every available benchmark's default splits with the reference methods, then the table
-# (a benchmark whose data is missing is skipped with a line saying how to get it).
+# LLM part of the bench: the first BENCH_LLM_LIMIT instances of each default split,
+# Crafter at BALROG's episode length, Reflexion with BENCH_LLM_TRIALS trials.
+BENCH_LLM_LIMIT ?= 10
+BENCH_LLM_TRIALS ?= 3
+BENCH_CRAFTER_LENGTH ?= 2000
+AVAILABLE = $$($(BIN)/lifebench list benchmarks --available | paste -sd, -)
+LLM_FLAGS = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL" --limit $(BENCH_LLM_LIMIT) \
+	--benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH) --out $(BENCH_OUT) \
+	$(if $(WORKERS),--workers $(WORKERS),)
+
+# Every available benchmark's default splits with the reference methods (a benchmark whose
+# data is missing is skipped with a line saying how to get it), the LLM baselines when an
+# endpoint is given, then the table.
 bench: install
-	$(BIN)/lifebench run --benchmark "$$($(BIN)/lifebench list benchmarks --available | paste -sd, -)" \
+	$(BIN)/lifebench run --benchmark "$(AVAILABLE)" \
 		--method random,oracle --out $(BENCH_OUT) $(if $(WORKERS),--workers $(WORKERS),)
+	@if [ -n "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
+		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method react $(LLM_FLAGS) && \
+		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method reflexion \
+			--trials $(BENCH_LLM_TRIALS) $(LLM_FLAGS); \
+	else \
+		echo "make bench: to also run ReAct and Reflexion, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
+	fi
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
 
 test: install
