@@ -251,6 +251,7 @@ class LocalExecutor:
     def _lost(w: _Worker, writer: Writer) -> Optional[tuple[str, str]]:
         assert w.unit is not None
         if not w.process.is_alive() or w.broken:
+            w.process.join(timeout=5)  # reap it: the exit code is known only then
             return "env_error", f"worker process died (exit code {w.process.exitcode})"
         flight = writer.in_flight.get(w.unit.unit_id)
         if flight is not None:
