@@ -435,7 +435,7 @@ SPEC_KEYS = {
     "run_id", "benchmarks", "splits", "methods", "method_args", "benchmark_args", "seeds", "trials",
     "max_steps", "limit", "instances", "model", "timeout", "retries", *LLM_KEYS,
     # execution options, allowed in the file for convenience
-    "out", "workers", "executor",
+    "out", "workers", "executor", "concurrency",
 }
 
 

@@ -1,7 +1,8 @@
 """One ScienceWorld simulator (a JVM) per process, reused across episodes.
 
 Starting a JVM costs ~1.5 s and each holds hundreds of MB, so a worker keeps one and loads
-each episode's task into it. Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
+each episode's task into it (one per thread when a worker plays several streams at once:
+a simulator holds one task). Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
 768m), or its resident memory grows to gigabytes over long runs. A JVM that dies is
 discarded and the next episode starts a new one. No JVM outlives its Python process: py4j
 starts it with `die_on_exit` (it exits when its stdin closes, which also happens when the
@@ -21,7 +22,8 @@ DEFAULT_HEAP = "768m"
 _NO_STEP_LIMIT = 10**9
 
 _lock = threading.Lock()
-_simulator: Optional[Any] = None
+_local = threading.local()
+_every: list[Any] = []  # all simulators of this process, for the exit
 
 
 def _java_options() -> str:
@@ -54,27 +56,38 @@ def is_alive(simulator: Any) -> bool:
 
 
 def simulator() -> Any:
-    """This process's simulator, started (or restarted after a crash) on demand."""
-    global _simulator
-    with _lock:
-        if _simulator is not None and not is_alive(_simulator):
-            _discard_locked()
-        if _simulator is None:
-            _simulator = _start()
-        return _simulator
+    """This thread's simulator, started (or restarted after a crash) on demand."""
+    sim = getattr(_local, "sim", None)
+    if sim is not None and not is_alive(sim):
+        discard()
+        sim = None
+    if sim is None:
+        with _lock:  # py4j reads JAVA_TOOL_OPTIONS from the process environment
+            sim = _start()
+            _every.append(sim)
+        _local.sim = sim
+    return sim
 
 
 def discard() -> None:
-    """Stop and forget the simulator (after a failure, or at exit)."""
+    """Stop and forget this thread's simulator (after a failure)."""
+    sim = getattr(_local, "sim", None)
+    _local.sim = None
+    if sim is not None:
+        _stop(sim)
+
+
+def discard_all() -> None:
+    """Stop every simulator of the process (at exit)."""
     with _lock:
-        _discard_locked()
+        sims = list(_every)
+    for sim in sims:
+        _stop(sim)
 
 
-def _discard_locked() -> None:
-    global _simulator
-    sim, _simulator = _simulator, None
-    if sim is None:
-        return
+def _stop(sim: Any) -> None:
+    with _lock:
+        _every[:] = [other for other in _every if other is not sim]
     proc = java_process(sim)
     try:
         sim._gateway.shutdown()
@@ -88,4 +101,4 @@ def _discard_locked() -> None:
         pass
 
 
-atexit.register(discard)
+atexit.register(discard_all)
