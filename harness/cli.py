@@ -109,7 +109,7 @@ def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
                 "retries": "retries", "run_id": "run_id", "base_url": "base_url",
                 "api_key_env": "api_key_env", "cache": "cache", "cache_path": "cache_path",
                 "llm_timeout": "llm_timeout", "llm_retries": "llm_retries",
-                "llm_concurrency": "llm_concurrency"}
+                "llm_concurrency": "llm_concurrency", "prices": "prices"}
     for flag, key in flag_map.items():
         value = getattr(args, flag)
         if value is not None and value != []:
@@ -237,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="retries of a failed LLM call (default 6)")
     p_run.add_argument("--llm-concurrency", dest="llm_concurrency",
                        help="LLM requests in flight per endpoint and worker (default 16)")
+    p_run.add_argument("--prices", help='a JSON price table {"model": [in, out]} in USD per '
+                                        'million tokens; records then carry extra.cost_usd')
     p_run.add_argument("--timeout", help="wall-clock seconds per episode (default 1800)")
     p_run.add_argument("--retries", help="retries of an episode after an infrastructure "
                                          "failure (default 2)")
