@@ -22,8 +22,10 @@ DEFAULT_HEAP = "768m"
 _NO_STEP_LIMIT = 10**9
 
 _lock = threading.Lock()
-_local = threading.local()
-_every: list[Any] = []  # all simulators of this process, for the exit
+# Every simulator of the process, with the thread using it. A worker plays each unit in a
+# thread of its own: a simulator whose thread has ended is handed to the next thread, so a
+# worker holds as many JVMs as streams it plays at once (one, by default).
+_owners: list[tuple[Any, threading.Thread]] = []
 
 
 def _java_options() -> str:
@@ -55,39 +57,53 @@ def is_alive(simulator: Any) -> bool:
     return java_process(simulator).poll() is None
 
 
+def _mine() -> Optional[Any]:
+    """This thread's simulator, claiming one whose thread has ended; None if none is free."""
+    me = threading.current_thread()
+    with _lock:
+        for sim, owner in _owners:
+            if owner is me:
+                return sim
+        for i, (sim, owner) in enumerate(_owners):
+            if not owner.is_alive():
+                _owners[i] = (sim, me)
+                return sim
+    return None
+
+
 def simulator() -> Any:
     """This thread's simulator, started (or restarted after a crash) on demand."""
-    sim = getattr(_local, "sim", None)
+    sim = _mine()
     if sim is not None and not is_alive(sim):
         discard()
         sim = None
     if sim is None:
         with _lock:  # py4j reads JAVA_TOOL_OPTIONS from the process environment
             sim = _start()
-            _every.append(sim)
-        _local.sim = sim
+            _owners.append((sim, threading.current_thread()))
     return sim
 
 
 def discard() -> None:
     """Stop and forget this thread's simulator (after a failure)."""
-    sim = getattr(_local, "sim", None)
-    _local.sim = None
-    if sim is not None:
+    me = threading.current_thread()
+    with _lock:
+        mine = [sim for sim, owner in _owners if owner is me]
+    for sim in mine:
         _stop(sim)
 
 
 def discard_all() -> None:
     """Stop every simulator of the process (at exit)."""
     with _lock:
-        sims = list(_every)
+        sims = [sim for sim, _ in _owners]
     for sim in sims:
         _stop(sim)
 
 
 def _stop(sim: Any) -> None:
     with _lock:
-        _every[:] = [other for other in _every if other is not sim]
+        _owners[:] = [(other, owner) for other, owner in _owners if other is not sim]
     proc = java_process(sim)
     try:
         sim._gateway.shutdown()
