@@ -152,7 +152,7 @@ def _die_with_parent() -> None:
             pass
 
 
-def _worker_main(conn: Connection, record_trajectories: bool) -> None:
+def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
@@ -178,6 +178,9 @@ def _worker_main(conn: Connection, record_trajectories: bool) -> None:
             for thread in threads:
                 thread.join()
             return
+        if concurrency == 1:  # one stream at a time: played in this thread, as always
+            run_unit(unit, emit, record_trajectories)
+            continue
         thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
                                   daemon=True)
         thread.start()
@@ -230,7 +233,8 @@ class LocalExecutor:
 
         def start_worker() -> _Worker:
             ours, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(theirs, self.record_trajectories),
+            proc = ctx.Process(target=_worker_main,
+                               args=(theirs, self.record_trajectories, self.concurrency),
                                daemon=True)
             proc.start()
             theirs.close()
