@@ -109,13 +109,13 @@ def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
                 "retries": "retries", "run_id": "run_id", "base_url": "base_url",
                 "api_key_env": "api_key_env", "cache": "cache", "cache_path": "cache_path",
                 "llm_timeout": "llm_timeout", "llm_retries": "llm_retries",
-                "llm_concurrency": "llm_concurrency"}
+                "llm_concurrency": "llm_concurrency", "prices": "prices"}
     for flag, key in flag_map.items():
         value = getattr(args, flag)
         if value is not None and value != []:
             values[key] = value
-    options = {k: values.pop(k) for k in ("out", "workers", "executor") if k in values}
-    for key in ("out", "workers", "executor"):
+    options = {k: values.pop(k) for k in ("out", "workers", "executor", "concurrency") if k in values}
+    for key in ("out", "workers", "executor", "concurrency"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
     return values, options
@@ -140,8 +140,13 @@ def _run(args: argparse.Namespace) -> int:
         workers = int(options.get("workers", default_workers()))
     except (TypeError, ValueError):
         raise UserError(f"--workers: {options.get('workers')!r} is not an integer") from None
+    try:
+        concurrency = int(options.get("concurrency", 1))
+    except (TypeError, ValueError):
+        raise UserError(f"--concurrency: {options.get('concurrency')!r} is not an integer") from None
     run_options = RunOptions(out=out, workers=workers, executor=options.get("executor", "local"),
-                             progress=not args.no_progress, trajectories=not args.no_trajectories)
+                             progress=not args.no_progress, trajectories=not args.no_trajectories,
+                             concurrency=concurrency)
     outcome = execute(spec, run_options)
     print(summary_line(outcome, out))
     hint = failure_hint(outcome)
@@ -232,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="retries of a failed LLM call (default 6)")
     p_run.add_argument("--llm-concurrency", dest="llm_concurrency",
                        help="LLM requests in flight per endpoint and worker (default 16)")
+    p_run.add_argument("--prices", help='a JSON price table {"model": [in, out]} in USD per '
+                                        'million tokens; records then carry extra.cost_usd')
     p_run.add_argument("--timeout", help="wall-clock seconds per episode (default 1800)")
     p_run.add_argument("--retries", help="retries of an episode after an infrastructure "
                                          "failure (default 2)")
@@ -239,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "(default: a hash of the spec)")
     p_run.add_argument("--workers", help="worker processes (default: cores; 0 runs in this process)")
     p_run.add_argument("--executor", help="local (default)")
+    p_run.add_argument("--concurrency", help="streams played at once in each worker, one "
+                                             "thread each (default 1; for LLM-bound runs)")
     p_run.add_argument("--out", help="results directory (default results/<run id>)")
     p_run.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_run.add_argument("--no-trajectories", action="store_true",

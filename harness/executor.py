@@ -4,6 +4,11 @@ Workers are spawned (not forked) so they share no file descriptors, locks or thr
 the writer. Every episode reports its start; a worker that dies, or runs an episode past
 its timeout plus a grace period, is killed and replaced, the episode is recorded with
 status `env_error` or `timeout`, and its unit continues from the last committed memory.
+
+`concurrency` units (streams) play at once in each worker, one thread each: for LLM-bound
+runs, many streams keep one endpoint busy. Threads cannot be killed one by one, so a
+worker whose episode hangs is killed whole; its other units continue elsewhere from their
+last committed memory without being charged an attempt.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -85,15 +92,21 @@ class Writer:
         if final:
             self.on_episode(record.is_result, record.success)
 
-    def recover(self, unit_id: int, status: str, error: str) -> Optional[WorkUnit]:
+    def recover(self, unit_id: int, status: str, error: str, charge: bool = True) -> Optional[WorkUnit]:
         """After a worker was lost mid-unit: record the episode in flight and return the
-        unit's continuation, or None when the unit cannot continue."""
+        unit's continuation, or None when the unit cannot continue. With `charge` False
+        (the unit was a bystander of another unit's failure) nothing is recorded and the
+        episode in flight is replayed at the same attempt."""
         unit = self.units[unit_id]
         flight = self.in_flight.pop(unit_id, None)
         done = self.settled[unit_id]
         remaining = [p for p in unit.positions if p not in done]
         if not remaining:
             return None
+        if not charge:
+            attempt = flight[1] if flight is not None and flight[0] == remaining[0] else (
+                unit.first_attempt if remaining[0] == unit.positions[0] else 0)
+            return self._continuation(unit, remaining, done, attempt)
         if flight is None:
             # Died between episodes (e.g. while building the method): charge the next one,
             # so that repeated deaths still end after a bounded number of attempts.
@@ -115,12 +128,15 @@ class Writer:
             remaining = [p for p in remaining if p != position]
         if not remaining:
             return None
+        return self._continuation(unit, remaining, done, attempt + 1 if retry else 0)
+
+    def _continuation(self, unit: WorkUnit, remaining: list[int], done: set[int],
+                      first_attempt: int) -> WorkUnit:
         saved = unit.saved
         if unit.stateful and remaining[0] > 0 and (done or saved is None):
             saved = self.store.read_state(unit.stream.stream_id, remaining[0] - 1)
         new_unit = WorkUnit(unit_id=max(self.units) + 1, stream=unit.stream, positions=remaining,
-                            stateful=unit.stateful, saved=saved,
-                            first_attempt=attempt + 1 if retry else 0)
+                            stateful=unit.stateful, saved=saved, first_attempt=first_attempt)
         self.units[new_unit.unit_id] = new_unit
         return new_unit
 
@@ -136,12 +152,21 @@ def _die_with_parent() -> None:
             pass
 
 
-def _worker_main(conn: Connection, record_trajectories: bool) -> None:
+def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
+    send_lock = threading.Lock()
+    threads: list[threading.Thread] = []
+
+    def emit(event: Event) -> None:
+        # A pipe send is synchronous: an event sent is in the writer's pipe even if this
+        # process dies right after (a queue's feeder thread would lose it).
+        with send_lock:
+            conn.send(event)
+
     while True:
-        if not conn.poll(1.0):
+        if not conn.poll(0.2):
             if os.getppid() != parent:
                 return
             continue
@@ -150,33 +175,56 @@ def _worker_main(conn: Connection, record_trajectories: bool) -> None:
         except (EOFError, OSError):
             return
         if unit is None:
+            for thread in threads:
+                thread.join()
             return
-        # A pipe send is synchronous: an event sent is in the writer's pipe even if this
-        # process dies right after (a queue's feeder thread would lose it).
-        run_unit(unit, conn.send, record_trajectories)
+        if concurrency == 1:  # one stream at a time: played in this thread, as always
+            run_unit(unit, emit, record_trajectories)
+            continue
+        thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
+                                  daemon=True)
+        thread.start()
+        threads = [t for t in threads if t.is_alive()] + [thread]
 
 
 @dataclass
 class _Worker:
     process: mp.process.BaseProcess
     conn: Connection
-    unit: Optional[WorkUnit] = None
+    units: dict[int, WorkUnit] = field(default_factory=dict)  # playing now, by unit id
     broken: bool = False  # its pipe closed or carried a torn message
 
 
 class LocalExecutor:
-    def __init__(self, workers: int, record_trajectories: bool = True) -> None:
+    def __init__(self, workers: int, record_trajectories: bool = True,
+                 concurrency: int = 1) -> None:
         self.workers = workers
         self.record_trajectories = record_trajectories
+        self.concurrency = max(1, concurrency)
 
     def run(self, units: list[WorkUnit], store: ResultsStore,
             on_episode: Callable[[bool, bool], None]) -> RunOutcome:
         writer = Writer(store, units, on_episode)
         if self.workers == 0:
-            for unit in units:
-                run_unit(unit, writer.handle, self.record_trajectories)
+            self._run_here(units, writer)
             return writer.outcome
         return self._run_pool(units, writer)
+
+    def _run_here(self, units: list[WorkUnit], writer: Writer) -> None:
+        """In this process: `concurrency` units at a time, one thread each."""
+        if self.concurrency == 1:
+            for unit in units:
+                run_unit(unit, writer.handle, self.record_trajectories)
+            return
+        lock = threading.Lock()
+
+        def handle(event: Event) -> None:
+            with lock:
+                writer.handle(event)
+
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            for future in [pool.submit(run_unit, u, handle, self.record_trajectories) for u in units]:
+                future.result()
 
     def _run_pool(self, units: list[WorkUnit], writer: Writer) -> RunOutcome:
         ctx = mp.get_context("spawn")
@@ -185,7 +233,8 @@ class LocalExecutor:
 
         def start_worker() -> _Worker:
             ours, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(theirs, self.record_trajectories),
+            proc = ctx.Process(target=_worker_main,
+                               args=(theirs, self.record_trajectories, self.concurrency),
                                daemon=True)
             proc.start()
             theirs.close()
@@ -197,40 +246,46 @@ class LocalExecutor:
                 while not w.broken and w.conn.poll():
                     event = w.conn.recv()
                     writer.handle(event)
-                    if isinstance(event, UnitFinished) and w.unit is not None \
-                            and w.unit.unit_id == event.unit_id:
-                        w.unit = None
+                    if isinstance(event, UnitFinished):
+                        w.units.pop(event.unit_id, None)
             except (EOFError, OSError, pickle.UnpicklingError):
                 w.broken = True
 
         try:
-            for _ in range(min(self.workers, len(units))):
+            for _ in range(min(self.workers, -(-len(units) // self.concurrency))):
                 pool.append(start_worker())
-            while pending or any(w.unit is not None for w in pool):
-                for w in pool:
-                    if w.unit is None and pending:
-                        w.unit = pending.popleft()
-                        w.conn.send(w.unit)
-                busy = [w for w in pool if w.unit is not None and not w.broken]
+            while pending or any(w.units for w in pool):
+                # Fill the least busy workers first, so units spread over the processes.
+                for w in sorted(pool, key=lambda w: len(w.units)):
+                    while len(w.units) < self.concurrency and pending and not w.broken:
+                        unit = pending.popleft()
+                        w.units[unit.unit_id] = unit
+                        w.conn.send(unit)
+                busy = [w for w in pool if w.units and not w.broken]
                 ready = mp_connection.wait([w.conn for w in busy], timeout=0.2)
                 for w in busy:
                     if w.conn in ready:
                         receive(w)
                 for i, w in enumerate(pool):
-                    if w.unit is None:
+                    if not w.units:
                         continue
                     lost = self._lost(w, writer)
                     if lost is None:
                         continue
-                    status, error = lost
+                    culprit, status, error = lost
                     if w.process.is_alive():
                         w.process.kill()
                     w.process.join(timeout=10)
+                    error = error.format(exit_code=w.process.exitcode)
                     receive(w)  # what it sent before dying still counts
-                    if w.unit is not None:
-                        continuation = writer.recover(w.unit.unit_id, status, error)
+                    for unit_id in list(w.units):
+                        # A dead process fails all its episodes in flight; a hung episode
+                        # only its own: the others were stopped through no fault of theirs.
+                        charge = culprit is None or unit_id == culprit
+                        continuation = writer.recover(unit_id, status, error, charge=charge)
                         if continuation is not None:
                             pending.appendleft(continuation)
+                    w.units.clear()
                     w.conn.close()
                     pool[i] = start_worker()
         finally:
@@ -248,14 +303,15 @@ class LocalExecutor:
         return writer.outcome
 
     @staticmethod
-    def _lost(w: _Worker, writer: Writer) -> Optional[tuple[str, str]]:
-        assert w.unit is not None
+    def _lost(w: _Worker, writer: Writer) -> Optional[tuple[Optional[int], str, str]]:
+        """(the unit at fault, or None for all of them; status; error) when the worker must
+        be replaced."""
         if not w.process.is_alive() or w.broken:
-            w.process.join(timeout=5)  # reap it: the exit code is known only then
-            return "env_error", f"worker process died (exit code {w.process.exitcode})"
-        flight = writer.in_flight.get(w.unit.unit_id)
-        if flight is not None:
-            if time.monotonic() - flight[2] > hard_timeout_s(w.unit.stream.timeout_s):
-                return "timeout", (f"episode exceeded --timeout {w.unit.stream.timeout_s:g}s "
-                                   f"and was killed")
+            # the exit code is known once the process is reaped: filled in by the caller
+            return None, "env_error", "worker process died (exit code {exit_code})"
+        for unit_id, unit in w.units.items():
+            flight = writer.in_flight.get(unit_id)
+            if flight is not None and time.monotonic() - flight[2] > hard_timeout_s(unit.stream.timeout_s):
+                return unit_id, "timeout", (f"episode exceeded --timeout {unit.stream.timeout_s:g}s "
+                                            f"and was killed")
         return None

@@ -26,6 +26,8 @@ class RunOptions:
     executor: str = "local"
     progress: bool = True
     trajectories: bool = True
+    # Streams played at once in each worker (threads): for LLM-bound runs.
+    concurrency: int = 1
 
 
 def default_workers() -> int:
@@ -39,10 +41,13 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
         raise unknown_name("executor", options.executor, EXECUTORS)
     if options.workers < 0:
         raise UserError(f"--workers must be 0 (run in this process) or more, got {options.workers}")
+    if options.concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1, got {options.concurrency}")
     streams = expand(spec)
     with ResultsStore(options.out) as store:
         existing = store.open()
-        plan = plan_units(streams, existing.records, store, options.workers)
+        plan = plan_units(streams, existing.records, store,
+                          max(options.workers, 1) * options.concurrency)
         packages = sorted({p for b in spec.benchmarks for p in registry.get_benchmark(b).packages})
         info = environment_info(packages)
         earlier = store.last_manifest_entry()
@@ -56,6 +61,7 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
             "argv": sys.argv,
             "executor": options.executor,
             "workers": options.workers,
+            "concurrency": options.concurrency,
             "streams": [s.stream_id for s in streams],
             "episodes_total": plan.to_run + plan.already_done,
             "episodes_already_done": plan.already_done,
@@ -63,7 +69,8 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
         })
         progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=options.progress)
         try:
-            executor = LocalExecutor(options.workers, record_trajectories=options.trajectories)
+            executor = LocalExecutor(options.workers, record_trajectories=options.trajectories,
+                                     concurrency=options.concurrency)
             outcome = executor.run(plan.units, store, progress.update)
         finally:
             progress.close()

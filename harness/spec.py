@@ -41,6 +41,8 @@ class LLMRunSettings:
     timeout_s: float = 120.0
     max_retries: int = 6
     concurrency: int = 16
+    # JSON {"model": [USD per 1M input tokens, USD per 1M output tokens]}: records get a cost
+    prices: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -371,6 +373,18 @@ def validate(spec: RunSpec) -> None:
         raise UserError(f"--base-url {spec.llm.base_url!r} is not an http(s) URL")
     if spec.llm.concurrency < 1 or not spec.llm.timeout_s > 0:
         raise UserError("--llm-concurrency must be at least 1 and --llm-timeout positive")
+    if spec.llm.prices is not None:
+        load_prices(spec.llm.prices)
+
+
+def load_prices(path: str) -> dict[str, tuple[float, float]]:
+    """A price table: {"model": [input, output]} in USD per million tokens."""
+    try:
+        table = json.loads(Path(path).read_text())
+        return {str(m): (float(p[0]), float(p[1])) for m, p in table.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise UserError(f"--prices {path}: expected a JSON file like "
+                        f'{{"model-name": [0.15, 0.60]}} (USD per million input, output tokens)') from None
 
 
 def expand(spec: RunSpec) -> list[StreamSpec]:
@@ -429,13 +443,13 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
 
 LLM_KEYS = {"base_url": "base_url", "api_key_env": "api_key_env", "cache": "cache",
             "cache_path": "cache_path", "llm_timeout": "timeout_s", "llm_retries": "max_retries",
-            "llm_concurrency": "concurrency"}
+            "llm_concurrency": "concurrency", "prices": "prices"}
 
 SPEC_KEYS = {
     "run_id", "benchmarks", "splits", "methods", "method_args", "benchmark_args", "seeds", "trials",
     "max_steps", "limit", "instances", "model", "timeout", "retries", *LLM_KEYS,
     # execution options, allowed in the file for convenience
-    "out", "workers", "executor",
+    "out", "workers", "executor", "concurrency",
 }
 
 

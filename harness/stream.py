@@ -122,9 +122,13 @@ def _llm_client(stream: StreamSpec) -> Any:
     llm = stream.llm
     assert llm is not None and stream.model and llm.base_url
     cache = ResponseCache(llm.cache_path, llm.cache)
+    from harness.spec import load_prices
+
+    prices = load_prices(llm.prices) if llm.prices else {}
     return LLMClient(LLMSettings(model=stream.model, base_url=llm.base_url,
                                  api_key_env=llm.api_key_env, timeout_s=llm.timeout_s,
-                                 max_retries=llm.max_retries, concurrency=llm.concurrency), cache)
+                                 max_retries=llm.max_retries, concurrency=llm.concurrency,
+                                 prices=prices), cache)
 
 
 def _llm_usage(client: Any) -> tuple[dict[str, int], dict[str, Any]]:

@@ -134,3 +134,17 @@ def test_planner_policy_answers_with_tool_calls_when_offered_tools(llm_server):
     expected = bench.oracle(env).next_action(obs)
     assert f"{call.name}: from {call.arguments['slot_from']} to {call.arguments['slot_to']} " \
            f"with quantity {call.arguments['quantity']}" == expected
+
+
+def test_price_table_gives_a_cost_and_a_bad_one_is_refused(cli, llm_server, tmp_path):
+    srv = llm_server(script=["think: hm"])
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"fake-model": [1.0, 2.0]}')
+    out = tmp_path / "run"
+    result = run_parrot(cli, srv, out, tmp_path / "c.sqlite", "--prices", str(prices))
+    assert result.returncode == 0, result.stderr
+    for r in read_records(out):
+        assert r["extra"]["cost_usd"] == round((r["tokens_in"] * 1.0 + r["tokens_out"] * 2.0) / 1e6, 6)
+    prices.write_text("[1, 2]")
+    bad = run_parrot(cli, srv, tmp_path / "bad", tmp_path / "c.sqlite", "--prices", str(prices))
+    assert bad.returncode == 2 and "--prices" in bad.stderr

@@ -193,3 +193,26 @@ def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path, faulty):
     while time.time() < deadline and java_pids() - before:
         time.sleep(0.2)
     assert not java_pids() - before, "the crashed worker's JVM outlived it"
+
+
+def test_a_worker_reuses_one_jvm_across_its_units(plugin_path, tmp_path):
+    """Each unit plays in a thread of its own; the JVM of a finished unit's thread is handed
+    to the next one instead of starting (and keeping) another."""
+    before = java_pids()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), str(ROOT)])}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--no-progress",
+                             "--benchmark", "scienceworld", "--split", "step18", "--limit", "6",
+                             "--method", "oracle", "--workers", "1", "--max-steps", "3",
+                             "--out", str(tmp_path / "out")], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    most = 0
+    try:
+        while proc.poll() is None:
+            most = max(most, len(java_pids() - before))
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.stderr.read()
+    assert len(read_records(tmp_path / "out")) == 6  # in 3 units of 2 (stateless: sharded)
+    assert most == 1

@@ -14,6 +14,7 @@ reach a method only through `valid_actions()`.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,6 +43,9 @@ def _load_game(engine: Any, game_file: str) -> None:
 
 
 _pool: EnginePool = EnginePool(_new_engine, _load_game, max_idle=3)
+# textworld's grammar and logic parsers are shared module state: streams playing in
+# threads of one worker take turns on the engines (a step is ~15 ms, an LLM call ~1 s).
+_engine_lock = threading.RLock()
 
 
 def strip_banner(text: str) -> str:
@@ -106,7 +110,8 @@ class AlfworldEnv:
 
     def _call(self, fn):
         try:
-            return fn()
+            with _engine_lock:
+                return fn()
         except Exception as exc:
             # A broken engine is dropped, not returned to the pool; the episode is retried.
             self._engine = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -32,6 +33,7 @@ _ORIGINAL = {"pddl2sas": fast_downward.pddl2sas, "parse": textgen._parse_and_con
              "copy_context": textgen.copy_context}
 _translations: "OrderedDict[tuple, Any]" = OrderedDict()
 _parses: dict[tuple, Any] = {}
+_lock = threading.Lock()
 
 
 def _memo_pddl2sas(domain: str, problem: str, verbose: bool = False, optimize: bool = False):
@@ -48,27 +50,31 @@ def load_planner_task(pddl_state: Any) -> None:
 
 def _translate(domain: str, problem: str, verbose: bool, optimize: bool):
     key = (domain, problem, bool(verbose), bool(optimize))
-    if key in _translations:
-        _translations.move_to_end(key)
-        return _translations[key]
-    argv = list(sys.argv)
-    try:
-        result = _ORIGINAL["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
-    finally:
-        sys.argv[:] = argv
-    _translations[key] = result
-    while len(_translations) > _TRANSLATIONS_KEPT:
-        _translations.popitem(last=False)
-    return result
+    # One translation at a time: fast-downward's translator keeps options in module
+    # state, and streams may play in threads of one worker.
+    with _lock:
+        if key in _translations:
+            _translations.move_to_end(key)
+            return _translations[key]
+        argv = list(sys.argv)
+        try:
+            result = _ORIGINAL["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+        finally:
+            sys.argv[:] = argv
+        _translations[key] = result
+        while len(_translations) > _TRANSLATIONS_KEPT:
+            _translations.popitem(last=False)
+        return result
 
 
 def _memo_parse(text: str, rule_name: str, trace: bool = False, **kwargs: Any):
     if trace or kwargs:  # debugging output wanted: parse for real
         return _ORIGINAL["parse"](text, rule_name=rule_name, trace=trace, **kwargs)
     key = (text, rule_name)
-    if key not in _parses:
-        _parses[key] = _ORIGINAL["parse"](text, rule_name=rule_name)
-    return copy.deepcopy(_parses[key])
+    parsed = _parses.get(key)
+    if parsed is None:
+        parsed = _parses.setdefault(key, _ORIGINAL["parse"](text, rule_name=rule_name))
+    return copy.deepcopy(parsed)
 
 
 def _dict_copy_context(context: dict) -> dict:

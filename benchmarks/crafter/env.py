@@ -18,6 +18,7 @@ played as noop).
 from __future__ import annotations
 
 import copy
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -32,11 +33,13 @@ determinism.enable()
 
 _WORLDS_KEPT = 32
 _fresh_worlds: "OrderedDict[int, tuple[Any, Any]]" = OrderedDict()
-_engines: dict[int, Any] = {}
+_worlds_lock = threading.Lock()
+_local = threading.local()  # streams played at once in a worker each have their engines
 
 
 def _engine(length: int) -> Any:
-    """This worker's crafter Env for an episode length, rendering switched off."""
+    """This thread's crafter Env for an episode length, rendering switched off."""
+    _engines = _local.__dict__.setdefault("engines", {})
     if length not in _engines:
         env = crafter.Env(length=length)
         # step() and reset() would render an image, and step() a semantic map for its
@@ -50,9 +53,12 @@ def _engine(length: int) -> Any:
 def _start_world(env: Any, world_seed: int) -> None:
     """Put `env` at the start of the world of `world_seed`, as `Env(seed=world_seed)`'s
     first reset would."""
-    if world_seed in _fresh_worlds:
-        _fresh_worlds.move_to_end(world_seed)
-        world, player = copy.deepcopy(_fresh_worlds[world_seed])
+    with _worlds_lock:
+        fresh = _fresh_worlds.get(world_seed)
+        if fresh is not None:
+            _fresh_worlds.move_to_end(world_seed)
+    if fresh is not None:
+        world, player = copy.deepcopy(fresh)
         env._world = world
         env._local_view._world = world
         env._player = player
@@ -64,9 +70,11 @@ def _start_world(env: Any, world_seed: int) -> None:
     env._seed = world_seed
     env._episode = 0
     env.reset()
-    _fresh_worlds[world_seed] = copy.deepcopy((env._world, env._player))
-    while len(_fresh_worlds) > _WORLDS_KEPT:
-        _fresh_worlds.popitem(last=False)
+    snapshot = copy.deepcopy((env._world, env._player))
+    with _worlds_lock:
+        _fresh_worlds[world_seed] = snapshot
+        while len(_fresh_worlds) > _WORLDS_KEPT:
+            _fresh_worlds.popitem(last=False)
 
 
 class CrafterEnv:

@@ -1,7 +1,8 @@
 """One ScienceWorld simulator (a JVM) per process, reused across episodes.
 
 Starting a JVM costs ~1.5 s and each holds hundreds of MB, so a worker keeps one and loads
-each episode's task into it. Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
+each episode's task into it (one per thread when a worker plays several streams at once:
+a simulator holds one task). Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
 768m), or its resident memory grows to gigabytes over long runs. A JVM that dies is
 discarded and the next episode starts a new one. No JVM outlives its Python process: py4j
 starts it with `die_on_exit` (it exits when its stdin closes, which also happens when the
@@ -21,7 +22,10 @@ DEFAULT_HEAP = "768m"
 _NO_STEP_LIMIT = 10**9
 
 _lock = threading.Lock()
-_simulator: Optional[Any] = None
+# Every simulator of the process, with the thread using it. A worker plays each unit in a
+# thread of its own: a simulator whose thread has ended is handed to the next thread, so a
+# worker holds as many JVMs as streams it plays at once (one, by default).
+_owners: list[tuple[Any, threading.Thread]] = []
 
 
 def _java_options() -> str:
@@ -53,28 +57,53 @@ def is_alive(simulator: Any) -> bool:
     return java_process(simulator).poll() is None
 
 
-def simulator() -> Any:
-    """This process's simulator, started (or restarted after a crash) on demand."""
-    global _simulator
+def _mine() -> Optional[Any]:
+    """This thread's simulator, claiming one whose thread has ended; None if none is free."""
+    me = threading.current_thread()
     with _lock:
-        if _simulator is not None and not is_alive(_simulator):
-            _discard_locked()
-        if _simulator is None:
-            _simulator = _start()
-        return _simulator
+        for sim, owner in _owners:
+            if owner is me:
+                return sim
+        for i, (sim, owner) in enumerate(_owners):
+            if not owner.is_alive():
+                _owners[i] = (sim, me)
+                return sim
+    return None
+
+
+def simulator() -> Any:
+    """This thread's simulator, started (or restarted after a crash) on demand."""
+    sim = _mine()
+    if sim is not None and not is_alive(sim):
+        discard()
+        sim = None
+    if sim is None:
+        with _lock:  # py4j reads JAVA_TOOL_OPTIONS from the process environment
+            sim = _start()
+            _owners.append((sim, threading.current_thread()))
+    return sim
 
 
 def discard() -> None:
-    """Stop and forget the simulator (after a failure, or at exit)."""
+    """Stop and forget this thread's simulator (after a failure)."""
+    me = threading.current_thread()
     with _lock:
-        _discard_locked()
+        mine = [sim for sim, owner in _owners if owner is me]
+    for sim in mine:
+        _stop(sim)
 
 
-def _discard_locked() -> None:
-    global _simulator
-    sim, _simulator = _simulator, None
-    if sim is None:
-        return
+def discard_all() -> None:
+    """Stop every simulator of the process (at exit)."""
+    with _lock:
+        sims = [sim for sim, _ in _owners]
+    for sim in sims:
+        _stop(sim)
+
+
+def _stop(sim: Any) -> None:
+    with _lock:
+        _owners[:] = [(other, owner) for other, owner in _owners if other is not sim]
     proc = java_process(sim)
     try:
         sim._gateway.shutdown()
@@ -88,4 +117,4 @@ def _discard_locked() -> None:
         pass
 
 
-atexit.register(discard)
+atexit.register(discard_all)

@@ -17,6 +17,7 @@ and `extra.normalized_score` go with it.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,9 @@ def _close(engine: Any) -> None:
     engine.close()
 
 
+# textworld's state tracker parses with shared tatsu parsers: streams playing in threads
+# of one worker take turns on the engines (a step is a few ms, an LLM call ~1 s).
+_engine_lock = threading.RLock()
 _pools = {tracked: EnginePool(lambda t=tracked: _new_engine(t), _load_game, _close, max_idle=3)
           for tracked in (False, True)}
 
@@ -165,7 +169,8 @@ class CookingEnv:
 
     def _call(self, fn):
         try:
-            return fn()
+            with _engine_lock:
+                return fn()
         except EnvError:
             raise
         except Exception as exc:

@@ -79,6 +79,21 @@ _slots_lock = threading.Lock()
 _slots: dict[str, threading.BoundedSemaphore] = {}
 
 
+_transports: dict[tuple[str, str, float], Any] = {}
+
+
+def _transport(base_url: str, key: str, timeout_s: float) -> Any:
+    """One `openai.OpenAI` (thread-safe, with its connection pool) per endpoint, key and
+    timeout in the process: streams share it, each keeping its own accounting."""
+    import openai
+
+    with _slots_lock:
+        if (base_url, key, timeout_s) not in _transports:
+            _transports[(base_url, key, timeout_s)] = openai.OpenAI(
+                base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
+        return _transports[(base_url, key, timeout_s)]
+
+
 def _endpoint_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
     with _slots_lock:
         if base_url not in _slots:
@@ -94,8 +109,7 @@ class LLMClient:
         self.cache = cache
         self._key = os.environ.get(settings.api_key_env) or ""
         self._openai = openai
-        self._client = openai.OpenAI(base_url=settings.base_url, api_key=self._key or _NO_KEY,
-                                     timeout=settings.timeout_s, max_retries=0)
+        self._client = _transport(settings.base_url, self._key or _NO_KEY, settings.timeout_s)
         self._slots = _endpoint_slots(settings.base_url, settings.concurrency)
         self._jitter = random.Random()
         self._lock = threading.Lock()

@@ -38,6 +38,7 @@ class ReactConfig:
     temperature: float = 0.0
     max_tokens: int = 256
     format_retries: int = 2
+    llm_seed: Optional[int] = None  # sent as the request's seed, where the server honours it
 
     def __post_init__(self) -> None:
         if self.examples < 0 or self.history < 1 or self.format_retries < 0:
@@ -66,7 +67,8 @@ class ReactMethod(Method):
         from harness.llm.client import RoleParams
 
         self.ctx.llm.settings.roles.setdefault(
-            "actor", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens))
+            "actor", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                                seed=self.config.llm_seed))
         self.bank = ExampleBank(ctx.benchmark, self.config.example_steps)
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:

@@ -38,7 +38,8 @@ class ReflexionMethod(ReactMethod):
         from harness.llm.client import RoleParams
 
         self.ctx.llm.settings.roles.setdefault(
-            "reflection", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens))
+            "reflection", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                                     seed=self.config.llm_seed))
         self.reflections: dict[str, list[str]] = {}
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
