@@ -132,15 +132,18 @@ def _llm_client(stream: StreamSpec) -> Any:
 
 
 def _llm_usage(client: Any) -> tuple[dict[str, int], dict[str, Any]]:
-    """The client's usage since the last episode: record totals and `extra.llm_usage`
-    by role (what a method spent in `prepare` counts in its first episode)."""
+    """The client's usage since the last episode: record totals, `extra.llm_usage` by
+    role and `extra.llm_call_tokens` per call (what a method spent in `prepare` counts in
+    its first episode)."""
     by_role = client.take_usage()
+    calls = client.take_calls()
     totals = {"llm_calls": sum(u.calls for u in by_role.values()),
               "tokens_in": sum(u.tokens_in for u in by_role.values()),
               "tokens_out": sum(u.tokens_out for u in by_role.values())}
     extra: dict[str, Any] = {}
     if by_role:
         extra["llm_usage"] = {role: dataclasses.asdict(u) for role, u in sorted(by_role.items())}
+        extra["llm_call_tokens"] = calls
         cost = client.cost(by_role)
         if cost is not None:
             extra["cost_usd"] = round(cost, 6)

@@ -36,6 +36,12 @@ def test_faults_replay_and_secrets(cli, llm_server, tmp_path):
     assert len(final) == 6 and len(results) == len({key_of(r) for r in results})
     assert all(r["llm_calls"] == r["steps"] and r["tokens_in"] > 0 for r in results)
     assert all(r["extra"]["llm_usage"]["actor"]["calls"] == r["llm_calls"] for r in results)
+    # tokens per call, in order, adding up to the record's totals
+    for r in results:
+        calls = r["extra"]["llm_call_tokens"]
+        assert len(calls) == r["llm_calls"] and {c["role"] for c in calls} == {"actor"}
+        assert sum(c["tokens_in"] for c in calls) == r["tokens_in"]
+        assert sum(c["tokens_out"] for c in calls) == r["tokens_out"]
     assert stats(srv)["faults"] > 0
 
     # Replay: the same records, and no request reaches the server.
@@ -48,6 +54,10 @@ def test_faults_replay_and_secrets(cli, llm_server, tmp_path):
         mine = dict(replayed[key])
         assert mine["extra"].pop("llm_usage")["actor"]["cached"] == mine["llm_calls"]
         record["extra"].pop("llm_usage")
+        replayed_calls, original_calls = mine["extra"].pop("llm_call_tokens"), record["extra"].pop("llm_call_tokens")
+        assert all(c["cached"] for c in replayed_calls)
+        assert [(c["tokens_in"], c["tokens_out"]) for c in replayed_calls] == \
+            [(c["tokens_in"], c["tokens_out"]) for c in original_calls]
         for r in (mine, record):  # which attempt succeeded is the run's history, not a result
             r["extra"].pop("attempt", None)
         assert mine == record

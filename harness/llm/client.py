@@ -114,6 +114,7 @@ class LLMClient:
         self._jitter = random.Random()
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
+        self.calls: list[dict[str, Any]] = []  # one entry per call, in order
 
     # -- public
     def chat(self, messages: list[dict[str, Any]], role: str = "default",
@@ -144,6 +145,8 @@ class LLMClient:
             usage.tokens_in += reply.tokens_in
             usage.tokens_out += reply.tokens_out
             usage.cached += int(cached)
+            self.calls.append({"role": role, "tokens_in": reply.tokens_in,
+                               "tokens_out": reply.tokens_out, "cached": cached})
         return reply
 
     def take_usage(self) -> dict[str, RoleUsage]:
@@ -151,6 +154,12 @@ class LLMClient:
         with self._lock:
             usage, self.usage = self.usage, {}
         return usage
+
+    def take_calls(self) -> list[dict[str, Any]]:
+        """Every call since the last take, in order: role, tokens in/out, cached."""
+        with self._lock:
+            calls, self.calls = self.calls, []
+        return calls
 
     def cost(self, usage: dict[str, RoleUsage]) -> Optional[float]:
         price = self.settings.prices.get(self.settings.model)
