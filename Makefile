@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install bench test perf leaderboard clean
+.PHONY: install bench how2-table1 test perf leaderboard clean
 
 install: $(STAMP)
 
@@ -41,11 +41,18 @@ bench: install
 	@if [ -n "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
 		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method react $(LLM_FLAGS) && \
 		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method reflexion \
-			--trials $(BENCH_LLM_TRIALS) $(LLM_FLAGS); \
+			--trials $(BENCH_LLM_TRIALS) $(LLM_FLAGS) && \
+		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method how2 $(LLM_FLAGS); \
 	else \
-		echo "make bench: to also run ReAct and Reflexion, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
+		echo "make bench: to also run ReAct, Reflexion and How², set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
 	fi
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
+
+# How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint.
+how2-table1: install
+	$(BIN)/lifebench run specs/how2-table1.toml --model "$$LIFEBENCH_MODEL" \
+		--base-url "$$LIFEBENCH_BASE_URL" --out results/how2-table1 $(if $(WORKERS),--workers $(WORKERS),)
+	$(BIN)/lifebench leaderboard results/how2-table1 --output results/how2-table1/leaderboard.md
 
 test: install
 	$(BIN)/python -m pytest -q tests

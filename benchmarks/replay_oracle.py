@@ -16,6 +16,12 @@ class ReplayOracle:
         self.position = 0
         self._sequence: Optional[list[str]] = None
 
+    def sequence(self) -> list[str]:
+        """The whole sequence (a teacher's plan from the start)."""
+        if self._sequence is None:
+            self._sequence = list(self.actions())
+        return list(self._sequence)
+
     def next_action(self, observation: Observation) -> str:
         if self._sequence is None:
             self._sequence = list(self.actions())

@@ -135,6 +135,13 @@ def _run(args: argparse.Namespace) -> int:
             current = getattr(spec, field_name)
             merged = {n: {**current.get(n, {}), **given.get(n, {})} for n in names}
             spec = dataclasses.replace(spec, **{field_name: {n: a for n, a in merged.items() if a}})
+    if args.method_grid:
+        from harness.spec import parse_method_grid
+
+        given_grid = parse_method_grid(args.method_grid, spec.methods)
+        spec = dataclasses.replace(spec, method_grid={
+            n: {**spec.method_grid.get(n, {}), **given_grid.get(n, {})}
+            for n in spec.methods if spec.method_grid.get(n) or given_grid.get(n)})
     out = Path(options.get("out") or Path("results") / spec.resolved_run_id)
     try:
         workers = int(options.get("workers", default_workers()))
@@ -219,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="step budget(s), comma-separated (default: the benchmark's)")
     p_run.add_argument("--method-arg", action="append", default=[], metavar="KEY=VALUE",
                        help="a method's config value; METHOD.KEY=VALUE targets one method")
+    p_run.add_argument("--method-grid", action="append", default=[], metavar="KEY=V1,V2",
+                       help="sweep a method argument: one config per value (or combination "
+                            "of values); NAME.KEY=... for one method")
     p_run.add_argument("--benchmark-arg", action="append", default=[], metavar="KEY=VALUE",
                        help="a benchmark's config value, e.g. scienceworld.simplification=openDoors")
     p_run.add_argument("--limit", help="only the first N instances of each split")

@@ -107,9 +107,11 @@ def _explore(benchmark: Benchmark, instance: Instance, method: Method, task: Tas
 
 
 def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
-                 timeout_s: float, record_trajectory: bool = True) -> EpisodeResult:
+                 timeout_s: float, record_trajectory: bool = True,
+                 teacher: Any = None) -> EpisodeResult:
     """Play one episode of `method` on `instance`. Never raises for env or method faults:
-    they come back as a result with a failure status."""
+    they come back as a result with a failure status. `teacher` (a TeacherService) is
+    bound to this episode's env and the actions played, for the method to ask."""
     started = time.monotonic()
     deadline = started + timeout_s
     result = EpisodeResult(status="ok")
@@ -120,6 +122,7 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
         try:
             env = benchmark.make_env(instance, task.seed)
             oracle = benchmark.oracle(env) if method.needs.oracle else None
+            played = teacher.bind(env).played if teacher is not None else []
             sample = getattr(env, "sample_action", None) or _sample_fallback(env)
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
                                  query=getattr(env, "query", None) or _no_queries, oracle=oracle,
@@ -146,6 +149,7 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 side = "env"
                 step = env.step(action)
                 result.steps += 1
+                played.append(action)
                 observation = step.observation
                 result.success, result.score = bool(step.success), float(step.score)
                 if record_trajectory:
@@ -174,6 +178,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
         result.status, result.error = failure.status, failure.error
         result.success, result.score = False, 0.0
     finally:
+        if teacher is not None:
+            teacher.unbind()
         if env is not None:
             try:
                 env.close()

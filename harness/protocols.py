@@ -12,10 +12,13 @@ import abc
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Protocol, runtime_checkable
 
 from harness.errors import UserError, unknown_name
 from harness.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
+
+if TYPE_CHECKING:
+    from harness.teacher import TeacherPlan
 
 
 @runtime_checkable
@@ -66,6 +69,9 @@ class Benchmark(abc.ABC):
     packages: ClassVar[tuple[str, ...]] = ()
     # Kinds of split this benchmark can generate (`lifebench splits make KIND --n N --seed S`).
     split_generators: ClassVar[tuple[str, ...]] = ()
+    # An action that changes nothing and is always accepted (methods that must spend a
+    # step without acting, e.g. How² after too many non-environment actions).
+    noop_action: ClassVar[str] = "look"
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -113,6 +119,20 @@ class Benchmark(abc.ABC):
     def has_oracle(self) -> bool:
         return type(self).oracle is not Benchmark.oracle
 
+    def teacher_plan(self, env: Env, played: tuple[str, ...], oracle: OraclePolicy) -> "TeacherPlan":
+        """The plan a teacher (`harness.teacher`) explains, from the env's current state,
+        given the actions played so far in the episode and the episode's oracle (made
+        before reset). By default the part of the oracle's fixed sequence (walkthrough,
+        gold path) not yet followed; a benchmark with a planner overrides this to plan from
+        the actual state."""
+        from harness.teacher import PlanStep, TeacherPlan, remaining_sequence
+
+        sequence = getattr(oracle, "sequence", None)
+        if sequence is None:
+            raise UserError(f"benchmark {self.name!r} has no teacher: its oracle gives no plan")
+        rest = remaining_sequence(sequence(), played)
+        return TeacherPlan(steps=tuple(PlanStep(a, a, a) for a in rest))
+
     def budget(self, instance: Instance) -> int:
         """The default step budget of an instance (the protocol's, when it varies by task)."""
         return self.default_budget
@@ -141,6 +161,7 @@ class MethodNeeds:
     llm: bool = False
     oracle: bool = False
     support: bool = False
+    teacher: bool = False  # `ctx.teacher` (answers from the benchmark's oracle)
 
 
 @dataclass(frozen=True)
@@ -161,6 +182,7 @@ class StreamContext:
     budget_steps: Optional[int]  # None: per instance, see TaskInfo.budget_steps
     model: Optional[str]
     llm: Any = None  # the LLM client, for methods with needs.llm
+    teacher: Any = None  # a `harness.teacher.TeacherService`, for methods with needs.teacher
 
 
 class Method(abc.ABC):
@@ -179,6 +201,12 @@ class Method(abc.ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+
+    @classmethod
+    def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
+        """Why this config cannot run on this benchmark split (a grid skips the pair, a
+        single request fails with it); None when it can."""
+        return None
 
     def setup(self, ctx: StreamContext) -> None:
         self.ctx = ctx

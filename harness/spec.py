@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import sys
 import types
@@ -58,6 +59,9 @@ class RunSpec:
     # None: each benchmark's default budget.
     budgets: Optional[tuple[int, ...]] = None
     method_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Per method, arguments to sweep: {"how2": {"strategy": ("base", "how2")}} runs one
+    # config per combination (on top of method_args).
+    method_grid: dict[str, dict[str, tuple[Any, ...]]] = field(default_factory=dict)
     # Per benchmark, e.g. {"scienceworld": {"simplification": "openDoors"}}.
     benchmark_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     limit: Optional[int] = None
@@ -75,8 +79,10 @@ class RunSpec:
     def identity_hash(self) -> str:
         """What determines the records (not timeouts or retries), with method arguments
         in their typed form, so a TOML file and the same flags give the same run id."""
-        configs = {m: method_config_hash(m, build_method_config(m, self.method_args.get(m, {})))
-                   for m in self.methods}
+        configs: dict[str, Any] = {}
+        for m in self.methods:
+            hashes = [method_config_hash(m, c) for c in method_configs(self, m)]
+            configs[m] = hashes[0] if len(hashes) == 1 else hashes
         benchmarks = {b: benchmark_config_hash(b, build_config("benchmark", b,
                                                                self.benchmark_args.get(b, {})))
                       for b in self.benchmarks}
@@ -275,6 +281,36 @@ def parse_method_args(items: list[str], methods: tuple[str, ...]) -> dict[str, d
     return parse_plugin_args("method", items, methods)
 
 
+def parse_method_grid(items: list[str], methods: tuple[str, ...]) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """`--method-grid KEY=V1,V2` (or NAME.KEY=...): the values to sweep."""
+    parsed = parse_plugin_args("method", items, methods)
+    return {m: {k: tuple(v.strip() for v in str(values).split(",") if v.strip())
+                for k, values in args.items()} for m, args in parsed.items() if args}
+
+
+def _changed_fields(config: Any) -> str:
+    default = type(config)()
+    changed = [f"{f.name}={getattr(config, f.name)}" for f in dataclasses.fields(config)
+               if getattr(config, f.name) != getattr(default, f.name)]
+    return ", ".join(changed) or "default config"
+
+
+def method_configs(spec: "RunSpec", method: str) -> list[Any]:
+    """The method's configs in the run: method_args, times every combination of its
+    method_grid values (in a fixed order, without duplicates)."""
+    base = spec.method_args.get(method, {})
+    grid = spec.method_grid.get(method, {})
+    for key, values in grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise UserError(f"method_grid {method}.{key}: give a non-empty list of values")
+    keys = list(grid)
+    configs: dict[str, Any] = {}
+    for combination in itertools.product(*(grid[k] for k in keys)):
+        config = build_method_config(method, {**base, **dict(zip(keys, combination))})
+        configs.setdefault(method_config_hash(method, config), config)
+    return list(configs.values())
+
+
 # ---------------------------------------------------------------- building and validating
 
 def parse_int_list(text: str | list | tuple | int, what: str, minimum: int) -> tuple[int, ...]:
@@ -349,10 +385,11 @@ def validate(spec: RunSpec) -> None:
             bench.check_split(s)
     for m in spec.methods:
         registry.method_class(m)
-        build_method_config(m, spec.method_args.get(m, {}))
-    unknown = set(spec.method_args) - set(spec.methods)
-    if unknown:
-        raise unknown_name("method in method_args", sorted(unknown)[0], spec.methods)
+        method_configs(spec, m)
+    for table in ("method_args", "method_grid"):
+        unknown = set(getattr(spec, table)) - set(spec.methods)
+        if unknown:
+            raise unknown_name(f"method in {table}", sorted(unknown)[0], spec.methods)
     if spec.trials < 1:
         raise UserError(f"--trials must be at least 1, got {spec.trials}")
     if spec.limit is not None and spec.limit < 1:
@@ -392,6 +429,7 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
     validate(spec)
     run_id = spec.resolved_run_id
     streams = []
+    skipped: list[str] = []
     for b in spec.benchmarks:
         bench_config = build_config("benchmark", b, spec.benchmark_args.get(b, {}))
         bench_hash = benchmark_config_hash(b, bench_config)
@@ -412,30 +450,42 @@ def expand(spec: RunSpec) -> list[StreamSpec]:
             if spec.limit is not None:
                 ids = ids[: spec.limit]
             for m in spec.methods:
-                config = build_method_config(m, spec.method_args.get(m, {}))
-                chash = method_config_hash(m, config)
-                needs = registry.method_class(m).needs
+                cls = registry.method_class(m)
+                needs = cls.needs
                 if needs.llm and not (spec.model and spec.llm.base_url):
                     raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
-                if needs.oracle and not bench.has_oracle:
+                if (needs.oracle or needs.teacher) and not bench.has_oracle:
                     # A grid (e.g. make bench's random+oracle on every benchmark) runs the
                     # pairs that can run; a request for this pair alone fails below.
-                    print(f"lifebench: skipping {m} on {b}: {b} has no oracle", file=sys.stderr)
+                    what = "oracle" if needs.oracle else "teacher (it has no oracle)"
+                    print(f"lifebench: skipping {m} on {b}: {b} has no {what}", file=sys.stderr)
                     continue
-                for seed in spec.seeds:
-                    for budget in spec.budgets or (None,):
-                        budgets = tuple(budget or bench.budget(by_id[i]) for i in ids)
-                        streams.append(StreamSpec(
-                            run_id=run_id, benchmark=b, split=split, method=m,
-                            benchmark_config=bench_config, benchmark_config_hash=bench_hash,
-                            method_config=config, method_config_hash=chash,
-                            model=spec.model if needs.llm else None, seed=seed,
-                            budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
-                            timeout_s=spec.timeout_s, retries=spec.retries,
-                            instance_budgets=budgets, llm=spec.llm if needs.llm else None))
+                for config in method_configs(spec, m):
+                    problem = cls.stream_problem(config, bench, split)
+                    if problem:
+                        skipped.append(f"{m} ({_changed_fields(config)}) on {b}:{split}: {problem}")
+                        continue
+                    chash = method_config_hash(m, config)
+                    for seed in spec.seeds:
+                        for budget in spec.budgets or (None,):
+                            budgets = tuple(budget or bench.budget(by_id[i]) for i in ids)
+                            streams.append(StreamSpec(
+                                run_id=run_id, benchmark=b, split=split, method=m,
+                                benchmark_config=bench_config, benchmark_config_hash=bench_hash,
+                                method_config=config, method_config_hash=chash,
+                                model=spec.model if needs.llm else None, seed=seed,
+                                budget_steps=budget, trials=spec.trials, instance_ids=tuple(ids),
+                                timeout_s=spec.timeout_s, retries=spec.retries,
+                                instance_budgets=budgets, llm=spec.llm if needs.llm else None))
+    if skipped and not streams:
+        raise UserError(f"nothing to run: {skipped[0]}")
+    if skipped:
+        print(f"lifebench: skipping {len(skipped)} method config(s) on splits they do not run "
+              f"on, e.g. {skipped[0]}", file=sys.stderr)
     if not streams:
-        raise UserError("nothing to run: every requested method needs an oracle that the "
-                        "requested benchmarks do not have (see `lifebench list methods`)")
+        raise UserError("nothing to run: every requested method needs an oracle (or a teacher, "
+                        "which is made from one) that the requested benchmarks do not have "
+                        "(see `lifebench list methods`)")
     return streams
 
 
@@ -446,7 +496,8 @@ LLM_KEYS = {"base_url": "base_url", "api_key_env": "api_key_env", "cache": "cach
             "llm_concurrency": "concurrency", "prices": "prices"}
 
 SPEC_KEYS = {
-    "run_id", "benchmarks", "splits", "methods", "method_args", "benchmark_args", "seeds", "trials",
+    "run_id", "benchmarks", "splits", "methods", "method_args", "method_grid", "benchmark_args",
+    "seeds", "trials",
     "max_steps", "limit", "instances", "model", "timeout", "retries", *LLM_KEYS,
     # execution options, allowed in the file for convenience
     "out", "workers", "executor", "concurrency",
@@ -476,8 +527,10 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
     for m in methods:
         registry.method_class(m)
     method_args = values.get("method_args") or {}
+    method_grid = values.get("method_grid") or {}
     benchmark_args = values.get("benchmark_args") or {}
-    for key, table in (("method_args", method_args), ("benchmark_args", benchmark_args)):
+    for key, table in (("method_args", method_args), ("method_grid", method_grid),
+                       ("benchmark_args", benchmark_args)):
         if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
             raise UserError(f"{key} must be a table of tables: [{key}.NAME] KEY = VALUE")
     budgets = values.get("max_steps")
@@ -495,6 +548,8 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
         trials=parse_int_list(values.get("trials", 1), "--trials", 1)[0],
         budgets=parse_int_list(budgets, "--max-steps", 1) if budgets is not None else None,
         method_args={m: dict(a) for m, a in method_args.items()},
+        method_grid={m: {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in a.items()}
+                     for m, a in method_grid.items()},
         benchmark_args={b: dict(a) for b, a in benchmark_args.items()},
         limit=parse_int_list(limit, "--limit", 1)[0] if limit is not None else None,
         instances=split_names(instances) if instances is not None else None,

@@ -99,12 +99,18 @@ class _MethodHolder:
         self.cls = registry.method_class(stream.method)
         self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
         self.llm = _llm_client(stream) if stream.llm is not None else None
+        self.teacher = None
+        if self.cls.needs.teacher:
+            from harness.teacher import TeacherService
+
+            self.teacher = TeacherService(self.benchmark, self.llm)
 
     def build(self, saved: Optional[dict[str, Any]]) -> Method:
         method: Method = self.cls(self.stream.method_config)
         method.setup(StreamContext(benchmark=self.benchmark, split=self.stream.split,
                                    seed=self.stream.seed, budget_steps=self.stream.budget_steps,
-                                   model=self.stream.model, llm=self.llm))
+                                   model=self.stream.model, llm=self.llm,
+                                   teacher=self.teacher))
         if saved is not None:
             method.load_state(saved["state"])
         elif self.cls.needs.support:
@@ -194,7 +200,8 @@ def run_unit(unit: WorkUnit, emit: Callable[[Event], None],
                 usage: dict[str, int] = {}
             else:
                 result = play_episode(benchmark, task.instance, method, task, stream.timeout_s,
-                                      record_trajectory=record_trajectories)
+                                      record_trajectory=record_trajectories,
+                                      teacher=holder.teacher)
                 usage = method.episode_usage() if result.status != "agent_error" else {}
                 if holder.llm is not None:
                     usage, llm_extra = _llm_usage(holder.llm)

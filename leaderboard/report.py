@@ -14,6 +14,7 @@ from harness.errors import UserError
 from harness.records import EpisodeRecord
 from harness.results import load_records
 from leaderboard.crafter import achievement_table
+from leaderboard.how2 import how2_table
 from leaderboard.metrics import EXTRA_METRICS
 from leaderboard.stats import wilson_interval
 
@@ -175,4 +176,8 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
     if crafter:
         headers, rows = achievement_table(crafter)
         text += "\n\nCrafter: success rate per achievement (% of episodes)\n\n" + render(headers, rows, fmt)
+    headers, rows = how2_table(records)
+    if rows:
+        text += ("\n\nHow² on Plancraft (Table 1 layout; low = val, high = val.repeated; "
+                 "mean over seeds)\n\n" + render(headers, rows, fmt))
     return text

@@ -29,6 +29,7 @@ class CrafterConfig:
 class CrafterBenchmark(Benchmark):
     name = "crafter"
     default_budget = CRAFTER_LENGTH
+    noop_action = "noop"
     default_splits = ("seeds-100",)
     extra_metrics = ("crafter_score", "crafter_score_ci")
     packages = ("crafter", "opensimplex")

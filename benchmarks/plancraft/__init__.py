@@ -11,10 +11,13 @@ from harness.records import Instance, Observation
 from benchmarks.plancraft.data import SPLIT_FILES, data_dir, load_raw_examples, split_file
 from splits import read_manifest, sha256_file
 
+CURRICULUM = ".curriculum"
+
 
 class PlancraftBenchmark(Benchmark):
     name = "plancraft"
     default_budget = 30
+    noop_action = "think: (no action)"  # costs a step, changes nothing
     # val: low task repetition; val.repeated: the high-repetition split of How².
     default_splits = ("val", "val.repeated")
     extra_metrics = ("impossible_f1",)
@@ -29,12 +32,17 @@ class PlancraftBenchmark(Benchmark):
         return get_system_prompt(handlers=list(ACTION_HANDLERS))["content"]
 
     def splits(self) -> list[str]:
-        return list(SPLIT_FILES)
+        # every split also in curriculum order (How²'s ablation): "val.curriculum"
+        return list(SPLIT_FILES) + [f"{s}{CURRICULUM}" for s in SPLIT_FILES]
 
     def check_available(self) -> None:
         data_dir()
 
     def load_instances(self, split: str) -> list[Instance]:
+        if split.endswith(CURRICULUM) and split[: -len(CURRICULUM)] in SPLIT_FILES:
+            from benchmarks.plancraft.curriculum import curriculum_order
+
+            return curriculum_order(self.instances(split[: -len(CURRICULUM)]))
         if split not in SPLIT_FILES:
             raise unknown_name("split of plancraft", split, SPLIT_FILES)
         from plancraft.config import PlancraftExample
@@ -72,6 +80,12 @@ class PlancraftBenchmark(Benchmark):
 
     def oracle(self, env: Any) -> "PlannerOracle":
         return PlannerOracle(env)
+
+    def teacher_plan(self, env: Any, played: tuple[str, ...], oracle: Any) -> Any:
+        """The planner on the current inventory (How²'s templated teachers)."""
+        from benchmarks.plancraft.teaching import planner_plan
+
+        return planner_plan(env.inventory, env.example.target)
 
 
 class PlannerOracle:

@@ -33,6 +33,7 @@ class ScienceWorldConfig:
 class ScienceWorldBenchmark(Benchmark):
     name = "scienceworld"
     default_budget = LONG_BUDGET
+    noop_action = "look around"
     default_splits = ("step18-v1",)
     packages = ("scienceworld",)
     # STEP and CLIN run 5 trials per instance and report the best.

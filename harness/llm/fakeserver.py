@@ -1,13 +1,15 @@
 """A local OpenAI-compatible server for tests and perf scripts: a real HTTP server.
 
-    python -m harness.llm.fakeserver --port P [--script replies.json | --policy plancraft]
+    python -m harness.llm.fakeserver --port P [--script replies.json] [--policy plancraft]
         [--latency-ms 100] [--fault-rate 0.2 --faults timeout,429,500,malformed,drop] [--seed 0]
 
 It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
 - scripted replies, in request order (`--script`: a JSON list; an item is a string, or
   `{"content": ...}`, or `{"tool_call": {"name": ..., "arguments": {...}}}`); when the
   list is used up, the last reply repeats. Without a script it echoes the last user
-  message;
+  message. A routed item `{"match": REGEX, "replies": [...]}` answers every request whose
+  first or last message matches REGEX (its replies in order, the last repeating) and takes
+  no place in the sequence: one script can play several roles of a method;
 - or, with `--policy plancraft`, the next correct Plancraft action: it reads the last
   Plancraft observation in the prompt ("Craft an item of type: ..." and the inventory by
   slot), runs the package's planner on it and answers with the plan's first action, as
@@ -94,6 +96,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._rng = random.Random(config.seed)
         self.position = 0
+        self.routed: dict[int, int] = {}  # replies used by each routed script item
         self.requests = 0
         self.faults_injected = 0
         self.in_flight = 0
@@ -121,15 +124,25 @@ class FakeOpenAI:
     def next_reply(self, request: dict[str, Any]) -> Any:
         self.last_request = request
         self.history.append(request)
+        with self._lock:
+            messages = request.get("messages") or [{}]
+            ends = "\n".join(str(m.get("content") or "") for m in (messages[0], messages[-1]))
+            for index, item in enumerate(self.config.script):
+                if isinstance(item, dict) and "match" in item and re.search(item["match"], ends):
+                    used = self.routed.get(index, 0)
+                    self.routed[index] = used + 1
+                    return item["replies"][min(used, len(item["replies"]) - 1)]
         if self.config.policy == "plancraft":
             prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
             action = plancraft_next_action(prompt) or "think: I see no Plancraft observation"
             return {"tool_call": as_tool_call(action)} if request.get("tools") else action
         with self._lock:
-            if not self.config.script:
+            sequence = [item for item in self.config.script
+                        if not (isinstance(item, dict) and "match" in item)]
+            if not sequence:
                 users = [m for m in request.get("messages", []) if m.get("role") == "user"]
                 return str(users[-1].get("content", "")) if users else ""
-            reply = self.config.script[min(self.position, len(self.config.script) - 1)]
+            reply = sequence[min(self.position, len(sequence) - 1)]
             self.position += 1
             return reply
 
