@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install bench how2-table1 test perf leaderboard clean
+.PHONY: install bench check how2-table1 test perf leaderboard clean
 
 install: $(STAMP)
 
@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,hf,dev]'
 	@touch $(STAMP)
 
 # LLM part of the bench: the first BENCH_LLM_LIMIT instances of each default split,
@@ -47,6 +47,16 @@ bench: install
 		echo "make bench: to also run ReAct, Reflexion and How², set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
 	fi
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
+	$(BIN)/lifebench compare $(BENCH_OUT) --metric success --metric score \
+		--output $(BENCH_OUT)/comparisons.md
+
+# The regression check: re-run the offline reference grid and compare it with the committed
+# results/reference (one-sided paired tests, Holm-corrected; exit 1 when worse).
+check: install
+	rm -rf results/check
+	$(BIN)/lifebench run specs/reference.toml --no-trajectories --no-progress --out results/check \
+		$(if $(WORKERS),--workers $(WORKERS),)
+	$(BIN)/lifebench check --baseline results/reference --candidate results/check
 
 # How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint.
 how2-table1: install

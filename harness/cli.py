@@ -182,11 +182,98 @@ def _cache(args: argparse.Namespace) -> int:
 def _leaderboard(args: argparse.Namespace) -> int:
     from leaderboard.report import leaderboard_report
 
-    text = leaderboard_report(args.dirs, fmt=args.format, trials=args.trials)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(text + "\n")
+    plots = args.plots or (str(Path(args.output).parent) if args.output else None)
+    text = leaderboard_report(args.dirs, fmt=args.format, trials=args.trials,
+                              plots=None if args.no_plots else plots)
+    _write_output(args.output, text)
     print(text)
+    return 0
+
+
+def _write_output(path: Optional[str], text: str) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text + "\n")
+
+
+def _records(dirs: list[str]) -> list:
+    from harness.results import load_records
+
+    records = load_records(dirs)
+    if not records:
+        raise UserError(f"no episode records in {', '.join(dirs)}; run `lifebench run ... --out DIR` first")
+    return records
+
+
+def _alpha(text: str) -> float:
+    try:
+        alpha = float(text)
+    except ValueError:
+        raise UserError(f"--alpha {text!r} is not a number") from None
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
+    return alpha
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import json
+
+    from leaderboard.report import render
+
+    records = _records(args.dirs)
+    metrics = args.metric or ["success"]
+    if args.anova:
+        from leaderboard.anova import two_way_anova
+
+        factors = [f.strip() for f in args.anova.split(",") if f.strip()]
+        if len(factors) != 2:
+            raise UserError(f"--anova takes two factors, e.g. extra.how2_strategy,extra.how2_teacher; got {args.anova!r}")
+        rows = [row for m in metrics for row in two_way_anova(records, m, (factors[0], factors[1]), args.trials)]
+        if not rows:
+            raise UserError(f"no group has at least two levels of both {factors[0]} and {factors[1]}")
+        if args.format == "json":
+            text = json.dumps(rows, indent=2)
+        else:
+            headers = list(rows[0])
+            text = render(headers, [[_cell(row[h]) for h in headers] for row in rows], args.format)
+    else:
+        from leaderboard.compare import compare, comparison_rows
+
+        comparisons = compare(records, metrics, correction=args.correction, trials=args.trials)
+        if not comparisons:
+            raise UserError("nothing to compare: each benchmark split holds results of one arm "
+                            "only (compare needs two methods, configs or models on it)")
+        if args.format == "json":
+            text = json.dumps([c.to_json() for c in comparisons], indent=2)
+        else:
+            headers, rows = comparison_rows(comparisons)
+            text = render(headers, rows, args.format)
+    _write_output(args.output, text)
+    print(text)
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "—" if value is None else str(value)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from leaderboard.check import DEFAULT_METRICS, regression_check
+
+    report = regression_check(_records([args.baseline]), _records([args.candidate]),
+                              metrics=tuple(args.metric or DEFAULT_METRICS),
+                              alpha=_alpha(args.alpha), correction=args.correction)
+    print("\n".join(report.lines()))
+    return EXIT_INCOMPLETE if report.failed else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from leaderboard.export import export_hf
+
+    path = export_hf(_records(args.dirs), args.hf)
+    print(f"wrote a Hugging Face dataset to {path} (load it with datasets.load_dataset({str(path)!r}))")
     return 0
 
 
@@ -278,7 +365,40 @@ def build_parser() -> argparse.ArgumentParser:
                       help="how an instance's trials count: every episode, or one per "
                            "instance and seed (default: the benchmark's protocol; "
                            "ScienceWorld: max)")
+    p_lb.add_argument("--plots", help="write figures (PNG, SVG) into this directory "
+                      "(default: beside --output)")
+    p_lb.add_argument("--no-plots", action="store_true", help="no figures")
     p_lb.set_defaults(func=_leaderboard)
+
+    p_cmp = sub.add_parser("compare", help="paired tests between the arms of results, corrected "
+                           "for multiple comparisons")
+    p_cmp.add_argument("dirs", nargs="+", help="results directories")
+    p_cmp.add_argument("--metric", action="append",
+                       help="success (default), score, steps, ... or extra.KEY; repeatable")
+    p_cmp.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
+                       help="multiple-comparison correction (default holm)")
+    p_cmp.add_argument("--anova", metavar="FACTOR,FACTOR",
+                       help="a two-way ANOVA over two factors instead (record fields or extra.KEY, "
+                            "e.g. extra.how2_strategy,extra.how2_teacher)")
+    p_cmp.add_argument("--format", default="markdown", choices=["markdown", "json", "latex", "html", "csv"])
+    p_cmp.add_argument("--output", help="also write the result to this file")
+    p_cmp.add_argument("--trials", choices=["all", "max", "last", "first"],
+                       help="how trials count (default: the benchmark's protocol)")
+    p_cmp.set_defaults(func=_compare)
+
+    p_check = sub.add_parser("check", help="exit 1 when a candidate run is significantly worse "
+                             "than a baseline")
+    p_check.add_argument("--baseline", required=True, help="results directory of the baseline")
+    p_check.add_argument("--candidate", required=True, help="results directory of the candidate")
+    p_check.add_argument("--alpha", default="0.05", help="significance level (default 0.05)")
+    p_check.add_argument("--metric", action="append", help="metrics (default: success and score)")
+    p_check.add_argument("--correction", default="holm", choices=["holm", "bh", "none"])
+    p_check.set_defaults(func=_check)
+
+    p_export = sub.add_parser("export", help="records as a Hugging Face dataset (parquet)")
+    p_export.add_argument("dirs", nargs="+", help="results directories")
+    p_export.add_argument("--hf", required=True, metavar="OUT", help="output directory")
+    p_export.set_defaults(func=_export)
     return parser
 
 

@@ -69,6 +69,15 @@ class Benchmark(abc.ABC):
     packages: ClassVar[tuple[str, ...]] = ()
     # Kinds of split this benchmark can generate (`lifebench splits make KIND --n N --seed S`).
     split_generators: ClassVar[tuple[str, ...]] = ()
+    # The instance metadata key naming an instance's task family (ScienceWorld's task,
+    # ALFWorld's task type, Plancraft's target): records carry it as `extra.task_family`, and
+    # the leaderboard clusters intervals and makes per-task tables by it.
+    task_family_key: ClassVar[Optional[str]] = None
+    # Whether success is reaching a goal at some step (then success under smaller budgets
+    # follows from the step of success); Crafter's success is surviving to the end.
+    budget_curves: ClassVar[bool] = True
+    # What the per-task table shows: "success" (a rate) or "score" (a mean).
+    per_task_metric: ClassVar[str] = "success"
     # An action that changes nothing and is always accepted (methods that must spend a
     # step without acting, e.g. How² after too many non-environment actions).
     noop_action: ClassVar[str] = "look"
@@ -132,6 +141,11 @@ class Benchmark(abc.ABC):
             raise UserError(f"benchmark {self.name!r} has no teacher: its oracle gives no plan")
         rest = remaining_sequence(sequence(), played)
         return TeacherPlan(steps=tuple(PlanStep(a, a, a) for a in rest))
+
+    def task_family(self, instance: Instance) -> Optional[str]:
+        if self.task_family_key is None or instance.metadata.get(self.task_family_key) is None:
+            return None
+        return str(instance.metadata[self.task_family_key])
 
     def budget(self, instance: Instance) -> int:
         """The default step budget of an instance (the protocol's, when it varies by task)."""

@@ -206,6 +206,9 @@ def run_unit(unit: WorkUnit, emit: Callable[[Event], None],
                 if holder.llm is not None:
                     usage, llm_extra = _llm_usage(holder.llm)
                     result.extra.update(llm_extra)
+            family = benchmark.task_family(task.instance)
+            if family is not None:
+                result.extra["task_family"] = family
             after = None
             if result.status in RESULT_STATUSES and unit.stateful and method is not None:
                 try:

@@ -16,7 +16,7 @@ from harness.results import load_records
 from leaderboard.crafter import achievement_table
 from leaderboard.how2 import how2_table
 from leaderboard.metrics import EXTRA_METRICS
-from leaderboard.stats import wilson_interval
+from leaderboard.stats import clustered_interval, t_interval, wilson_interval
 
 FORMATS = {"markdown": "github", "latex": "latex_booktabs", "html": "html", "csv": None}
 
@@ -115,13 +115,23 @@ def leaderboard_rows(records: list[EpisodeRecord],
             if name in EXTRA_METRICS and name not in extra_names:
                 extra_names.append(name)
     headers = ["benchmark", "split", "method", "model", "budget", "trials", "episodes", "success",
-               "95% CI", "mean score", "mean steps"]
+               "95% CI", "mean score", "score 95% CI", "clusters", "mean steps"]
     headers += [EXTRA_METRICS[n][0] for n in extra_names] + ["failed"]
     rows = []
     for c in cells:
         n = len(c.results)
         wins = sum(r.success for r in c.results)
-        low, high = wilson_interval(wins, n)
+        families = [r.extra.get("task_family") for r in c.results]
+        clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
+        scores = [r.score for r in c.results]
+        if clustered:
+            # episodes of one task family are not independent: cluster-robust intervals
+            low, high = clustered_interval([float(r.success) for r in c.results], families)
+            low, high = max(0.0, low), min(1.0, high)
+            score_low, score_high = clustered_interval(scores, families)
+        else:
+            low, high = wilson_interval(wins, n)
+            score_low, score_high = t_interval(scores)
         method = c.method
         if len(ambiguous[(c.benchmark, c.split, c.method)]) > 1:
             method += f" [{c.method_config_hash[:6]}]"
@@ -130,7 +140,9 @@ def leaderboard_rows(records: list[EpisodeRecord],
         row = [bench, c.split, method, c.model or "—", _budget_label(c),
                trial_aggregation_of(c.benchmark, trials), str(n),
                _fmt(wins / n if n else math.nan), f"[{_fmt(low)}, {_fmt(high)}]",
-               _fmt(fmean(r.score for r in c.results) if n else math.nan),
+               _fmt(fmean(scores) if n else math.nan),
+               f"[{_fmt(score_low)}, {_fmt(score_high)}]" if not math.isnan(score_low) else "—",
+               str(len(set(families))) if clustered else "—",
                _fmt(fmean(r.steps for r in c.results) if n else math.nan, 2)]
         own = _extra_metric_names(c.benchmark)
         row += [_fmt(EXTRA_METRICS[name][1](c.results)) if name in own and n else "—"
@@ -163,7 +175,9 @@ def render(headers: list[str], rows: list[list[str]], fmt: str) -> str:
 
 
 def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
-                       trials: str | None = None) -> str:
+                       trials: str | None = None, plots: str | Path | None = None) -> str:
+    """The grid, then per-task, step-budget, Crafter and How² tables; with `plots`, the
+    figures are written into that directory."""
     records = load_records(directories)
     if not records:
         raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
@@ -180,4 +194,13 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
     if rows:
         text += ("\n\nHow² on Plancraft (Table 1 layout; low = val, high = val.repeated; "
                  "mean over seeds)\n\n" + render(headers, rows, fmt))
+    from leaderboard.tables import budget_tables, per_task_tables
+
+    for title, headers, rows in per_task_tables(records, trials) + budget_tables(records, trials):
+        text += f"\n\n{title}\n\n" + render(headers, rows, fmt)
+    if plots is not None:
+        from leaderboard.plots import write_plots
+
+        written = write_plots(records, plots, trials)
+        text += f"\n\n{len(written)} figures (PNG and SVG) in {plots}"
     return text

@@ -16,6 +16,7 @@ from splits import read_manifest, sha256_file
 class AlfworldBenchmark(Benchmark):
     name = "alfworld"
     default_budget = 50
+    task_family_key = "task_type"
     # valid_unseen: the out-of-distribution set every ALFWorld paper reports on.
     default_splits = ("valid_unseen",)
     support_split = "valid_train"

@@ -30,6 +30,7 @@ class CrafterBenchmark(Benchmark):
     name = "crafter"
     default_budget = CRAFTER_LENGTH
     noop_action = "noop"
+    budget_curves = False  # success = alive at the end, not a goal reached at a step
     default_splits = ("seeds-100",)
     extra_metrics = ("crafter_score", "crafter_score_ci")
     packages = ("crafter", "opensimplex")

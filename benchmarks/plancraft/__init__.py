@@ -17,6 +17,7 @@ CURRICULUM = ".curriculum"
 class PlancraftBenchmark(Benchmark):
     name = "plancraft"
     default_budget = 30
+    task_family_key = "target"  # val.repeated: 570 examples over 107 targets
     noop_action = "think: (no action)"  # costs a step, changes nothing
     # val: low task repetition; val.repeated: the high-repetition split of How².
     default_splits = ("val", "val.repeated")

@@ -4,7 +4,7 @@ with the protocol of the CLIN and STEP papers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from harness.errors import UserError, unknown_name
 from harness.protocols import Benchmark
@@ -38,6 +38,11 @@ class ScienceWorldBenchmark(Benchmark):
     packages = ("scienceworld",)
     # STEP and CLIN run 5 trials per instance and report the best.
     trial_aggregation = "max"
+    per_task_metric = "score"  # STEP and CLIN report mean score per task
+
+    def task_family(self, instance: Instance) -> Optional[str]:
+        # "1-1 boil": the task id first, so tables list the 18 tasks in the papers' order
+        return f"{instance.metadata['task_id']} {instance.metadata['task_name']}"
 
     Config = ScienceWorldConfig
 

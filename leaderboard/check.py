@@ -1,0 +1,93 @@
+"""The regression check: is a candidate run significantly worse than a baseline?
+
+Every arm of the baseline (benchmark split, budget, method config, model) is compared with
+the same arm of the candidate on matched episodes, one-sided (baseline better): McNemar's
+exact test for success, a paired t-test for score (Fisher / Welch when nothing matches).
+The p-values are adjusted together (Holm by default). The check fails when any metric is
+significantly worse, or when an arm of the baseline is missing from the candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from harness.records import EpisodeRecord
+from leaderboard.compare import BINARY_METRICS, compare_values, grouped, values_by_unit
+from leaderboard.report import trial_aggregation_of
+from leaderboard.stats import adjust
+
+DEFAULT_METRICS = ("success", "score")
+
+
+@dataclass
+class CheckRow:
+    where: str
+    metric: str
+    test: str
+    n: int
+    baseline: float
+    candidate: float
+    delta: float
+    p: float
+    p_adjusted: float = math.nan
+
+    def worse(self, alpha: float) -> bool:
+        return self.delta < 0 and not math.isnan(self.p_adjusted) and self.p_adjusted < alpha
+
+
+@dataclass
+class CheckReport:
+    rows: list[CheckRow] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    alpha: float = 0.05
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.missing) or any(r.worse(self.alpha) for r in self.rows)
+
+    def lines(self) -> list[str]:
+        out = [f"{'arm':<60} {'metric':<8} {'n':>5} {'baseline':>9} {'candidate':>9} "
+               f"{'delta':>8} {'p':>9} {'p_adj':>9}"]
+        for r in self.rows:
+            flag = "  WORSE" if r.worse(self.alpha) else ""
+            out.append(f"{r.where[:60]:<60} {r.metric:<8} {r.n:>5} {r.baseline:>9.4f} "
+                       f"{r.candidate:>9.4f} {r.delta:>+8.4f} {_p(r.p):>9} {_p(r.p_adjusted):>9}{flag}")
+        out += [f"missing from the candidate: {m}" for m in self.missing]
+        worse = sum(r.worse(self.alpha) for r in self.rows)
+        verdict = "FAIL" if self.failed else "ok"
+        out.append(f"{verdict}: {worse} significantly worse (one-sided, corrected, alpha "
+                   f"{self.alpha:g}) of {len(self.rows)} comparisons; {len(self.missing)} arms missing")
+        return out
+
+
+def _p(p: float) -> str:
+    return "—" if math.isnan(p) else f"{p:.3g}"
+
+
+def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecord],
+                     metrics: tuple[str, ...] = DEFAULT_METRICS, alpha: float = 0.05,
+                     correction: str = "holm") -> CheckReport:
+    report = CheckReport(alpha=alpha)
+    base_groups, cand_groups = grouped(baseline), grouped(candidate)
+    for group, arms in sorted(base_groups.items(), key=lambda kv: str(kv[0])):
+        per_trial = trial_aggregation_of(group.benchmark, None) == "all"
+        for arm, records in sorted(arms.items(), key=lambda kv: str(kv[0])):
+            where = (f"{group.benchmark}:{group.split} budget {group.budget} {arm.method}"
+                     f"[{arm.method_config_hash[:6]}]" + (f" @{arm.model}" if arm.model else ""))
+            theirs = cand_groups.get(group, {}).get(arm)
+            if not theirs:
+                report.missing.append(where)
+                continue
+            for metric in metrics:
+                a = values_by_unit(records, metric, per_trial)
+                b = values_by_unit(theirs, metric, per_trial)
+                if not a or not b:
+                    continue
+                result, mean_a, mean_b, _ = compare_values(a, b, metric in BINARY_METRICS,
+                                                           alternative="greater")
+                report.rows.append(CheckRow(where, metric, result.test, result.n, mean_a, mean_b,
+                                            mean_b - mean_a, result.p))
+    for row, p in zip(report.rows, adjust([r.p for r in report.rows], correction)):
+        row.p_adjusted = p
+    return report

@@ -1,0 +1,185 @@
+"""Paired comparisons between the arms of a grid, with multiple-comparison correction.
+
+An arm is a method (with its config) and model on a benchmark split and budget. lifebench
+runs every arm on the same instances and seeds, so two arms are compared on matched
+episodes: (instance, seed, trial), or (instance, seed) when the benchmark's protocol keeps
+one trial per instance (ScienceWorld: the best). Matched: a paired t-test for numeric
+metrics, McNemar's exact test for success; unmatched: Welch's t-test, Fisher's exact test.
+The p-values of the whole grid are adjusted together (Holm by default, or
+Benjamini-Hochberg).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from statistics import fmean
+from typing import Any, Callable, Optional
+
+from harness.errors import UserError
+from harness.records import EpisodeRecord
+from leaderboard.report import aggregate_trials, trial_aggregation_of
+from leaderboard.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
+
+BINARY_METRICS = ("success",)
+NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s")
+
+
+def metric_value(record: EpisodeRecord, metric: str) -> Optional[float]:
+    """A record's value of `metric`: a record field, or `extra.KEY` (numbers and booleans);
+    None when the record has no such value."""
+    if metric.startswith("extra."):
+        value = record.extra.get(metric[len("extra."):])
+    elif metric in NUMERIC_FIELDS:
+        value = getattr(record, metric)
+    else:
+        raise UserError(f"unknown metric {metric!r}; use one of {', '.join(NUMERIC_FIELDS)} "
+                        f"or extra.KEY (a numeric field of the records' extra)")
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and not math.isnan(value):
+        return float(value)
+    return None
+
+
+@dataclass(frozen=True)
+class Arm:
+    method: str
+    method_config_hash: str
+    model: Optional[str]
+
+    def label(self, ambiguous: bool) -> str:
+        text = self.method + (f" [{self.method_config_hash[:6]}]" if ambiguous else "")
+        return text + (f" @{self.model}" if self.model else "")
+
+
+@dataclass(frozen=True)
+class Group:
+    benchmark: str
+    benchmark_config_hash: str
+    split: str
+    budget: str
+
+
+def budget_of(record: EpisodeRecord) -> str:
+    return "default" if record.extra.get("budget") == "default" else str(record.budget_steps)
+
+
+def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
+            ) -> dict[Group, dict[Arm, list[EpisodeRecord]]]:
+    """Result records by group and arm, trials aggregated as each benchmark's protocol says."""
+    out: dict[Group, dict[Arm, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r.is_result:
+            out[Group(r.benchmark, r.benchmark_config_hash, r.split, budget_of(r))][
+                Arm(r.method, r.method_config_hash, r.model)].append(r)
+    for group, arms in out.items():
+        how = trial_aggregation_of(group.benchmark, trials)
+        for arm in arms:
+            arms[arm] = aggregate_trials(arms[arm], how)
+    return out
+
+
+def unit_key(record: EpisodeRecord, per_trial: bool) -> tuple:
+    return (record.instance_id, record.seed, record.trial) if per_trial else (record.instance_id, record.seed)
+
+
+def values_by_unit(records: list[EpisodeRecord], metric: str, per_trial: bool) -> dict[tuple, float]:
+    out = {}
+    for r in records:
+        value = metric_value(r, metric)
+        if value is not None:
+            out[unit_key(r, per_trial)] = value
+    return out
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    benchmark: str
+    split: str
+    budget: str
+    metric: str
+    test: str
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    statistic: float
+    p: float
+    p_adjusted: float = math.nan
+    effect_size: float = math.nan
+    paired: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe: NaN and infinities become null."""
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in asdict(self).items()}
+
+
+def compare_values(a: dict[tuple, float], b: dict[tuple, float], binary: bool,
+                   alternative: str = "two-sided") -> tuple[TestResult, float, float, bool]:
+    """The test of arm a against arm b: (result, mean a, mean b, paired)."""
+    matched = sorted(set(a) & set(b))
+    if matched:
+        xs, ys = [a[k] for k in matched], [b[k] for k in matched]
+        result = mcnemar_exact([x > 0.5 for x in xs], [y > 0.5 for y in ys], alternative) if binary \
+            else paired_t(xs, ys, alternative)
+        return result, fmean(xs), fmean(ys), True
+    xs, ys = list(a.values()), list(b.values())
+    result = fisher_exact([x > 0.5 for x in xs], [y > 0.5 for y in ys], alternative) if binary \
+        else welch_t(xs, ys, alternative)
+    mean = lambda v: fmean(v) if v else math.nan  # noqa: E731
+    return result, mean(xs), mean(ys), False
+
+
+def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = "holm",
+            trials: Optional[str] = None) -> list[Comparison]:
+    """Every pair of arms within every group, for every metric; p-values adjusted across
+    the whole list."""
+    out: list[Comparison] = []
+    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: tuple(asdict(kv[0]).values())):
+        per_trial = trial_aggregation_of(group.benchmark, trials) == "all"
+        names = defaultdict(set)
+        for arm in arms:
+            names[(arm.method, arm.model)].add(arm.method_config_hash)
+        label: Callable[[Arm], str] = lambda arm: arm.label(len(names[(arm.method, arm.model)]) > 1)  # noqa: E731
+        ordered = sorted(arms, key=lambda arm: label(arm))
+        for metric in metrics:
+            values = {arm: values_by_unit(arms[arm], metric, per_trial) for arm in ordered}
+            for first, second in itertools.combinations(ordered, 2):
+                if not values[first] or not values[second]:
+                    continue
+                result, mean_a, mean_b, paired = compare_values(
+                    values[first], values[second], metric in BINARY_METRICS)
+                split = group.split + (f" [{group.benchmark_config_hash[:6]}]"
+                                       if group.benchmark_config_hash else "")
+                out.append(Comparison(
+                    a=label(first), b=label(second), benchmark=group.benchmark, split=split,
+                    budget=group.budget, metric=metric, test=result.test, n=result.n,
+                    mean_a=mean_a, mean_b=mean_b, diff=mean_a - mean_b,
+                    statistic=result.statistic, p=result.p, effect_size=result.effect_size,
+                    paired=paired))
+    for c, p in zip(out, adjust([c.p for c in out], correction)):
+        c.p_adjusted = p
+    return out
+
+
+COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "mean_a", "mean_b",
+           "diff", "effect_size", "statistic", "p", "p_adjusted")
+
+
+def comparison_rows(comparisons: list[Comparison]) -> tuple[list[str], list[list[str]]]:
+    def fmt(value: Any) -> str:
+        if isinstance(value, float):
+            if math.isnan(value):
+                return "—"
+            if math.isinf(value):
+                return "inf" if value > 0 else "-inf"
+            return f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.4f}"
+        return str(value)
+
+    return list(COLUMNS), [[fmt(getattr(c, k)) for k in COLUMNS] for c in comparisons]

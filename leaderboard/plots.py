@@ -1,0 +1,110 @@
+"""The leaderboard's figures (matplotlib, PNG and SVG): success vs step budget, lifelong
+learning curves (rolling success over the stream's episode index), per-task heatmaps."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from statistics import fmean
+from typing import Optional
+
+from harness.records import EpisodeRecord
+from leaderboard.compare import grouped
+from leaderboard.tables import MAX_FAMILIES, arm_labels, family_matrix, group_title, \
+    has_budget_curves, per_task_metric, success_under_budgets
+
+FORMATS = ("png", "svg")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+def _save(fig, directory: Path, name: str) -> list[Path]:
+    paths = []
+    for fmt in FORMATS:
+        path = directory / f"{name}.{fmt}"
+        # a fixed date keeps SVG files identical across re-runs
+        fig.savefig(path, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+        paths.append(path)
+    return paths
+
+
+def rolling_success(records: list[EpisodeRecord], window: int) -> tuple[list[int], list[float]]:
+    """Success averaged over seeds at each episode index, then over a trailing window."""
+    by_index: dict[int, list[float]] = {}
+    for r in records:
+        by_index.setdefault(r.episode_index, []).append(float(r.success))
+    indices = sorted(by_index)
+    means = [fmean(by_index[i]) for i in indices]
+    rolled = [fmean(means[max(0, k - window + 1): k + 1]) for k in range(len(means))]
+    return indices, rolled
+
+
+def write_plots(records: list[EpisodeRecord], directory: str | Path,
+                trials: Optional[str] = None) -> list[Path]:
+    """Every figure for the records into `directory`; returns the files written."""
+    plt = _pyplot()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+        labels = arm_labels(arms)
+        ordered = sorted(arms, key=lambda a: labels[a])
+        title = group_title(group)
+        slug = _slug(title)
+        everything = [r for rs in arms.values() for r in rs]
+        if not everything:
+            continue
+
+        if has_budget_curves(group.benchmark):
+            top = min(r.budget_steps for r in everything)
+            budgets = list(range(1, top + 1, max(1, top // 200)))
+            fig, ax = plt.subplots(figsize=(6, 4))
+            for arm in ordered:
+                ax.plot(budgets, success_under_budgets(arms[arm], budgets), label=labels[arm])
+            ax.set(xlabel="step budget k", ylabel="success within k steps", title=title,
+                   ylim=(-0.02, 1.02))
+            ax.legend(fontsize="small")
+            written += _save(fig, out, f"success-vs-budget-{slug}")
+            plt.close(fig)
+
+        # learning curves: over the stream, as the method's memory grows
+        raw = grouped(records, "all")[group]
+        length = max(r.episode_index for rs in raw.values() for r in rs) + 1
+        window = max(1, min(50, length // 10))
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for arm in ordered:
+            xs, ys = rolling_success(raw.get(arm, []), window)
+            ax.plot(xs, ys, label=labels[arm])
+        ax.set(xlabel="episode index in the stream", ylabel=f"success (rolling mean of {window})",
+               title=title, ylim=(-0.02, 1.02))
+        ax.legend(fontsize="small")
+        written += _save(fig, out, f"learning-curve-{slug}")
+        plt.close(fig)
+
+        metric = per_task_metric(group.benchmark)
+        families, names, values = family_matrix(arms, metric)
+        if families and len(families) <= MAX_FAMILIES:
+            fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(names), 0.8 + 0.28 * len(families)))
+            vmax = 100.0 if metric == "score" else 1.0
+            image = ax.imshow([[0.0 if math.isnan(v) else v for v in row] for row in values],
+                              aspect="auto", cmap="viridis", vmin=0.0, vmax=vmax)
+            ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize="small")
+            ax.set_yticks(range(len(families)), families, fontsize="x-small")
+            ax.set_title(f"{title}: {'mean score' if metric == 'score' else 'success'} per task",
+                         fontsize="small")
+            fig.colorbar(image, ax=ax)
+            written += _save(fig, out, f"per-task-{slug}")
+            plt.close(fig)
+    return written

@@ -1,0 +1,122 @@
+"""The leaderboard's further tables: per task family (ScienceWorld's 18-task layout) and
+success under step budgets (from one run's step of success)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from statistics import fmean
+from typing import Optional
+
+from harness.records import EpisodeRecord
+from leaderboard.compare import Arm, Group, grouped
+
+BUDGET_FRACTIONS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+# Per-task tables and heatmaps are for benchmarks with a few task families (ScienceWorld's
+# 18 tasks, ALFWorld's 6 types); Plancraft's hundreds of targets only cluster intervals.
+MAX_FAMILIES = 40
+
+
+def natural_key(text: str) -> list:
+    """'10-2 x' after '9-1 y': numbers compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def _benchmark_attribute(benchmark: str, name: str, default):
+    from harness import registry
+    from harness.errors import UserError
+
+    try:
+        return getattr(registry.benchmark_class(benchmark), name)
+    except (UserError, AttributeError):  # results of a benchmark not installed here
+        return default
+
+
+def per_task_metric(benchmark: str) -> str:
+    return _benchmark_attribute(benchmark, "per_task_metric", "success")
+
+
+def has_budget_curves(benchmark: str) -> bool:
+    return _benchmark_attribute(benchmark, "budget_curves", True)
+
+
+def arm_labels(arms: dict[Arm, list[EpisodeRecord]]) -> dict[Arm, str]:
+    configs = defaultdict(set)
+    for arm in arms:
+        configs[(arm.method, arm.model)].add(arm.method_config_hash)
+    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1) for arm in arms}
+
+
+def group_title(group: Group) -> str:
+    config = f" [{group.benchmark_config_hash[:6]}]" if group.benchmark_config_hash else ""
+    budget = "" if group.budget == "default" else f", budget {group.budget}"
+    return f"{group.benchmark}{config} {group.split}{budget}"
+
+
+def family_matrix(group_arms: dict[Arm, list[EpisodeRecord]], metric: str
+                  ) -> tuple[list[str], list[str], list[list[float]]]:
+    """(families, arm labels, values[family][arm]) of a group's records that name a family."""
+    labels = arm_labels(group_arms)
+    arms = sorted(group_arms, key=lambda a: labels[a])
+    cells: dict[tuple[str, Arm], list[float]] = defaultdict(list)
+    for arm in arms:
+        for r in group_arms[arm]:
+            family = r.extra.get("task_family")
+            if family is not None:
+                cells[(str(family), arm)].append(float(getattr(r, metric)))
+    families = sorted({f for f, _ in cells}, key=natural_key)
+    values = [[fmean(cells[(f, a)]) if cells[(f, a)] else math.nan for a in arms] for f in families]
+    return families, [labels[a] for a in arms], values
+
+
+def per_task_tables(records: list[EpisodeRecord], trials: Optional[str] = None
+                    ) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, headers, rows) per group whose records carry task families."""
+    out = []
+    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+        metric = per_task_metric(group.benchmark)
+        families, labels, values = family_matrix(arms, metric)
+        if not families or len(families) > MAX_FAMILIES:
+            continue
+        shown = "mean score" if metric == "score" else "success rate"
+        rows = [[family] + [_fmt(v, metric) for v in row] for family, row in zip(families, values)]
+        means = [fmean(v for v in column if not math.isnan(v)) if any(not math.isnan(v) for v in column)
+                 else math.nan for column in zip(*values)]
+        rows.append(["mean over tasks"] + [_fmt(v, metric) for v in means])
+        out.append((f"{group_title(group)}: {shown} per task", ["task"] + labels, rows))
+    return out
+
+
+def _fmt(value: float, metric: str) -> str:
+    if math.isnan(value):
+        return "—"
+    return f"{value:.1f}" if metric == "score" else f"{value:.3f}"
+
+
+def budget_points(max_budget: int) -> list[int]:
+    return sorted({max(1, round(max_budget * f)) for f in BUDGET_FRACTIONS})
+
+
+def success_under_budgets(records: list[EpisodeRecord], budgets: list[int]) -> list[float]:
+    """Success rate at each budget k: an episode that succeeded at step s counts for every
+    k >= s (the run's own budget bounds k: beyond it, nothing is known)."""
+    n = len(records)
+    steps = [r.extra.get("success_step", r.steps) if r.success else None for r in records]
+    return [sum(1 for s in steps if s is not None and s <= k) / n if n else math.nan for k in budgets]
+
+
+def budget_tables(records: list[EpisodeRecord], trials: Optional[str] = None
+                  ) -> list[tuple[str, list[str], list[list[str]]]]:
+    out = []
+    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+        everything = [r for rs in arms.values() for r in rs]
+        if not everything or not has_budget_curves(group.benchmark):
+            continue
+        budgets = budget_points(min(r.budget_steps for r in everything))
+        labels = arm_labels(arms)
+        rows = [[labels[arm]] + [f"{v:.3f}" for v in success_under_budgets(arms[arm], budgets)]
+                for arm in sorted(arms, key=lambda a: labels[a])]
+        out.append((f"{group_title(group)}: success within k steps",
+                    ["method"] + [f"k={k}" for k in budgets], rows))
+    return out
