@@ -176,14 +176,20 @@ def render(headers: list[str], rows: list[list[str]], fmt: str) -> str:
 
 def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
                        trials: str | None = None, plots: str | Path | None = None) -> str:
-    """The grid, then per-task, step-budget, Crafter and How² tables; with `plots`, the
-    figures are written into that directory."""
+    """The grid, then Crafter, How², per-task and step-budget tables (CSV: the grid only,
+    one table per file); with `plots`, the figures are written into that directory."""
     records = load_records(directories)
     if not records:
         raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
                         f"run `lifebench run ... --out DIR` first")
     headers, rows = leaderboard_rows(records, trials)
     text = render(headers, rows, fmt)
+    if plots is not None:
+        from leaderboard.plots import write_plots
+
+        written = write_plots(records, plots, trials)
+    if fmt == "csv":  # one table per CSV file: the grid
+        return text
     crafter = {" ".join([c.split, c.method, *([c.model] if c.model else []),
                          *([f"budget {c.budget}"] if c.budget != "default" else [])]): c.results
                for c in cells_of(records) if c.benchmark == "crafter" and c.results}
@@ -199,8 +205,5 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
     for title, headers, rows in per_task_tables(records, trials) + budget_tables(records, trials):
         text += f"\n\n{title}\n\n" + render(headers, rows, fmt)
     if plots is not None:
-        from leaderboard.plots import write_plots
-
-        written = write_plots(records, plots, trials)
         text += f"\n\n{len(written)} figures (PNG and SVG) in {plots}"
     return text

@@ -261,7 +261,7 @@ def test_table1_grid_runs_from_one_spec_and_prints_the_table(cli, llm_server, tm
         {"val.curriculum", "val.repeated.curriculum"}
     table = cli("leaderboard", str(out))
     assert table.returncode == 0, table.stderr
-    section = table.stdout.split("How² on Plancraft")[1]
+    section = table.stdout.split("How² on Plancraft")[1].split("\n\n")[1]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "strategy" not in line]
     assert len(rows) == 29
     assert "low SR" in section and "high avg intervention" in section
