@@ -114,8 +114,9 @@ def _spec_values(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, An
         value = getattr(args, flag)
         if value is not None and value != []:
             values[key] = value
-    options = {k: values.pop(k) for k in ("out", "workers", "executor", "concurrency") if k in values}
-    for key in ("out", "workers", "executor", "concurrency"):
+    keys = ("out", "workers", "executor", "concurrency", "ray_address")
+    options = {k: values.pop(k) for k in keys if k in values}
+    for key in keys:
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
     return values, options
@@ -153,7 +154,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--concurrency: {options.get('concurrency')!r} is not an integer") from None
     run_options = RunOptions(out=out, workers=workers, executor=options.get("executor", "local"),
                              progress=not args.no_progress, trajectories=not args.no_trajectories,
-                             concurrency=concurrency)
+                             concurrency=concurrency, ray_address=options.get("ray_address"))
+    if run_options.ray_address and run_options.executor != "ray":
+        raise UserError("--ray-address is for --executor ray")
     outcome = execute(spec, run_options)
     print(summary_line(outcome, out))
     hint = failure_hint(outcome)
@@ -342,7 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--run-id", dest="run_id", help="run id recorded in every record "
                                                        "(default: a hash of the spec)")
     p_run.add_argument("--workers", help="worker processes (default: cores; 0 runs in this process)")
-    p_run.add_argument("--executor", help="local (default)")
+    p_run.add_argument("--executor", help="local (default), or ray (pip install 'lifebench[ray]')")
+    p_run.add_argument("--ray-address", dest="ray_address",
+                       help="with --executor ray: the cluster to join (auto, or ray://HOST:PORT); "
+                            "default: start a local Ray instance with --workers CPUs")
     p_run.add_argument("--concurrency", help="streams played at once in each worker, one "
                                              "thread each (default 1; for LLM-bound runs)")
     p_run.add_argument("--out", help="results directory (default results/<run id>)")

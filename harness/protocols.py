@@ -73,6 +73,9 @@ class Benchmark(abc.ABC):
     # ALFWorld's task type, Plancraft's target): records carry it as `extra.task_family`, and
     # the leaderboard clusters intervals and makes per-task tables by it.
     task_family_key: ClassVar[Optional[str]] = None
+    # What one stream needs from a Ray cluster (`--executor ray`): CPUs, and memory in bytes
+    # for benchmarks that start a simulator (ScienceWorld's JVM).
+    ray_resources: ClassVar[dict[str, float]] = {"num_cpus": 1}
     # Whether success is reaching a goal at some step (then success under smaller budgets
     # follows from the step of success); Crafter's success is surviving to the end.
     budget_curves: ClassVar[bool] = True

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from harness import registry
 from harness.errors import UserError
@@ -16,7 +16,7 @@ from harness.resume import plan_units
 from harness.spec import RunSpec, expand
 from harness.store import ResultsStore, environment_info
 
-EXECUTORS = ("local",)
+EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class RunOptions:
     trajectories: bool = True
     # Streams played at once in each worker (threads): for LLM-bound runs.
     concurrency: int = 1
+    # --executor ray: the cluster to join ("auto", "ray://HOST:PORT"); None starts a local one
+    ray_address: Optional[str] = None
 
 
 def default_workers() -> int:
@@ -69,8 +71,14 @@ def execute(spec: RunSpec, options: RunOptions) -> RunOutcome:
         })
         progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=options.progress)
         try:
-            executor = LocalExecutor(options.workers, record_trajectories=options.trajectories,
-                                     concurrency=options.concurrency)
+            if options.executor == "ray":
+                from harness.ray_executor import RayExecutor
+
+                executor: Any = RayExecutor(options.workers, record_trajectories=options.trajectories,
+                                            concurrency=options.concurrency, address=options.ray_address)
+            else:
+                executor = LocalExecutor(options.workers, record_trajectories=options.trajectories,
+                                         concurrency=options.concurrency)
             outcome = executor.run(plan.units, store, progress.update)
         finally:
             progress.close()

@@ -500,7 +500,7 @@ SPEC_KEYS = {
     "seeds", "trials",
     "max_steps", "limit", "instances", "model", "timeout", "retries", *LLM_KEYS,
     # execution options, allowed in the file for convenience
-    "out", "workers", "executor", "concurrency",
+    "out", "workers", "executor", "concurrency", "ray_address",
 }
 
 

@@ -94,7 +94,14 @@ def _transport(base_url: str, key: str, timeout_s: float) -> Any:
         return _transports[(base_url, key, timeout_s)]
 
 
-def _endpoint_slots(base_url: str, limit: int) -> threading.BoundedSemaphore:
+def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
+    """The limit on requests in flight to an endpoint: per process, or for the whole
+    cluster under `--executor ray`."""
+    from harness.llm.ray_slots import ClusterSlots, under_ray
+
+    if under_ray():
+        # a lease outlives any request with its retries' waits, then expires on its own
+        return ClusterSlots(base_url, limit, lease_s=2 * timeout_s + 60)
     with _slots_lock:
         if base_url not in _slots:
             _slots[base_url] = threading.BoundedSemaphore(max(1, limit))
@@ -110,7 +117,7 @@ class LLMClient:
         self._key = os.environ.get(settings.api_key_env) or ""
         self._openai = openai
         self._client = _transport(settings.base_url, self._key or _NO_KEY, settings.timeout_s)
-        self._slots = _endpoint_slots(settings.base_url, settings.concurrency)
+        self._slots = _endpoint_slots(settings.base_url, settings.concurrency, settings.timeout_s)
         self._jitter = random.Random()
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
