@@ -114,7 +114,35 @@ def test_heap_is_capped(bench):
     env.reset()
     pid = jvm.java_process(jvm.simulator()).pid
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    assert b"JAVA_TOOL_OPTIONS=-Xmx768m" in environ
+    options = next(e for e in environ if e.startswith(b"JAVA_TOOL_OPTIONS="))
+    flags = options.partition(b"=")[2].split()
+    assert b"-Xmx768m" in flags and b"-XX:hashCode=2" in flags
+
+
+def test_episodes_do_not_depend_on_the_jvm_or_its_history(bench):
+    """Identity hashes order the simulator's sets: with the default (random) hashes the
+    same actions gave different outcomes from JVM to JVM."""
+    first, second = bench.instances("step18-v1")[:2]
+
+    def play(instance, steps: int) -> list:
+        env = bench.make_env(instance, 0)
+        oracle = bench.oracle(env)
+        observation = env.reset()
+        seen = [observation.text]
+        for _ in range(steps):
+            step = env.step(oracle.next_action(observation))
+            observation = step.observation
+            seen.append((observation.text, step.score))
+        seen.append(env.valid_actions()[:50])  # in order: random agents draw by position
+        env.close()
+        return seen
+
+    jvm.discard()
+    fresh = play(second, 12)
+    play(first, 20)  # another task first, in the same JVM
+    assert play(second, 12) == fresh
+    jvm.discard()
+    assert play(second, 12) == fresh  # and a new JVM
 
 
 def test_one_jvm_reused_across_episodes(bench):

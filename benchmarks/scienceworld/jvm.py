@@ -28,10 +28,17 @@ _lock = threading.Lock()
 _owners: list[tuple[Any, threading.Thread]] = []
 
 
+# The simulator iterates over hash sets of objects, whose order follows the JVM's identity
+# hash codes: random per JVM by default, so the same actions gave different scores and gold
+# paths from run to run (allenai/ScienceWorld#15 fixed some of these places, not all).
+# Identity hashes from a sequence make every run of the same episodes identical.
+DETERMINISTIC_HASHES = "-XX:+UnlockExperimentalVMOptions -XX:hashCode=2"
+
+
 def _java_options() -> str:
     heap = os.environ.get(HEAP_ENV, DEFAULT_HEAP)
     existing = os.environ.get("JAVA_TOOL_OPTIONS", "")
-    return f"{existing} -Xmx{heap}".strip()
+    return f"{existing} -Xmx{heap} {DETERMINISTIC_HASHES}".strip()
 
 
 def _start() -> Any:
