@@ -336,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--llm-retries", dest="llm_retries",
                        help="retries of a failed LLM call (default 6)")
     p_run.add_argument("--llm-concurrency", dest="llm_concurrency",
-                       help="LLM requests in flight per endpoint and worker (default 16)")
+                       help="LLM requests in flight per endpoint in each worker process, or in "
+                            "the whole cluster with --executor ray (default 16)")
     p_run.add_argument("--prices", help='a JSON price table {"model": [in, out]} in USD per '
                                         'million tokens; records then carry extra.cost_usd')
     p_run.add_argument("--timeout", help="wall-clock seconds per episode (default 1800)")

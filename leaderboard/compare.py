@@ -16,11 +16,11 @@ import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from statistics import fmean
-from typing import Any, Callable, Optional
+from typing import Any, Iterable, Optional
 
 from harness.errors import UserError
 from harness.records import EpisodeRecord
-from leaderboard.report import aggregate_trials, trial_aggregation_of
+from leaderboard.report import aggregate_trials, budget_of, trial_aggregation_of
 from leaderboard.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
 
 BINARY_METRICS = ("success",)
@@ -55,16 +55,21 @@ class Arm:
         return text + (f" @{self.model}" if self.model else "")
 
 
+def arm_labels(arms: Iterable[Arm]) -> dict[Arm, str]:
+    """Each arm's label; the config hash is shown only where a method has several."""
+    arms = list(arms)
+    configs = defaultdict(set)
+    for arm in arms:
+        configs[(arm.method, arm.model)].add(arm.method_config_hash)
+    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1) for arm in arms}
+
+
 @dataclass(frozen=True)
 class Group:
     benchmark: str
     benchmark_config_hash: str
     split: str
     budget: str
-
-
-def budget_of(record: EpisodeRecord) -> str:
-    return "default" if record.extra.get("budget") == "default" else str(record.budget_steps)
 
 
 def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
@@ -143,11 +148,8 @@ def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = 
     out: list[Comparison] = []
     for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: tuple(asdict(kv[0]).values())):
         per_trial = trial_aggregation_of(group.benchmark, trials) == "all"
-        names = defaultdict(set)
-        for arm in arms:
-            names[(arm.method, arm.model)].add(arm.method_config_hash)
-        label: Callable[[Arm], str] = lambda arm: arm.label(len(names[(arm.method, arm.model)]) > 1)  # noqa: E731
-        ordered = sorted(arms, key=lambda arm: label(arm))
+        labels = arm_labels(arms)
+        ordered = sorted(arms, key=lambda arm: labels[arm])
         for metric in metrics:
             values = {arm: values_by_unit(arms[arm], metric, per_trial) for arm in ordered}
             for first, second in itertools.combinations(ordered, 2):
@@ -158,7 +160,7 @@ def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = 
                 split = group.split + (f" [{group.benchmark_config_hash[:6]}]"
                                        if group.benchmark_config_hash else "")
                 out.append(Comparison(
-                    a=label(first), b=label(second), benchmark=group.benchmark, split=split,
+                    a=labels[first], b=labels[second], benchmark=group.benchmark, split=split,
                     budget=group.budget, metric=metric, test=result.test, n=result.n,
                     mean_a=mean_a, mean_b=mean_b, diff=mean_a - mean_b,
                     statistic=result.statistic, p=result.p, effect_size=result.effect_size,

@@ -10,8 +10,8 @@ from statistics import fmean
 from typing import Optional
 
 from harness.records import EpisodeRecord
-from leaderboard.compare import grouped
-from leaderboard.tables import MAX_FAMILIES, arm_labels, family_matrix, group_title, \
+from leaderboard.compare import arm_labels, grouped
+from leaderboard.tables import MAX_FAMILIES, family_matrix, group_title, \
     has_budget_curves, per_task_metric, success_under_budgets
 
 FORMATS = ("png", "svg")
@@ -58,6 +58,7 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    every_trial = grouped(records, "all")  # learning curves follow the stream, trial by trial
     for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
         labels = arm_labels(arms)
         ordered = sorted(arms, key=lambda a: labels[a])
@@ -80,7 +81,7 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
             plt.close(fig)
 
         # learning curves: over the stream, as the method's memory grows
-        raw = grouped(records, "all")[group]
+        raw = every_trial[group]
         length = max(r.episode_index for rs in raw.values() for r in rs) + 1
         window = max(1, min(50, length // 10))
         fig, ax = plt.subplots(figsize=(6, 4))

@@ -37,6 +37,11 @@ class Cell:
 TRIAL_AGGREGATIONS = ("all", "max", "last", "first")
 
 
+def budget_of(record: EpisodeRecord) -> str:
+    """The budget asked for: a number, or "default" (each instance's default)."""
+    return "default" if record.extra.get("budget") == "default" else str(record.budget_steps)
+
+
 def aggregate_trials(results: list[EpisodeRecord], how: str) -> list[EpisodeRecord]:
     """One record per (instance, seed) from its trials: `max` keeps the best (score, then
     success, then the earliest trial), as STEP and CLIN report; `last` and `first` keep
@@ -57,21 +62,25 @@ def aggregate_trials(results: list[EpisodeRecord], how: str) -> list[EpisodeReco
     return [pick(rs) for _, rs in sorted(groups.items())]
 
 
-def trial_aggregation_of(benchmark: str, override: str | None) -> str:
-    if override:
-        return override
+def benchmark_attribute(benchmark: str, name: str, default):
+    """A class attribute of a benchmark plugin, or `default` for results of a benchmark
+    whose plugin is not installed here."""
     from harness import registry
 
     try:
-        return getattr(registry.benchmark_class(benchmark), "trial_aggregation", "all")
+        return getattr(registry.benchmark_class(benchmark), name, default)
     except UserError:
-        return "all"
+        return default
+
+
+def trial_aggregation_of(benchmark: str, override: str | None) -> str:
+    return override or benchmark_attribute(benchmark, "trial_aggregation", "all")
 
 
 def cells_of(records: list[EpisodeRecord]) -> list[Cell]:
     cells: dict[tuple, Cell] = {}
     for r in records:
-        budget = "default" if r.extra.get("budget") == "default" else str(r.budget_steps)
+        budget = budget_of(r)
         key = (r.benchmark, r.benchmark_config_hash, r.split, r.method, r.method_config_hash,
                r.model, budget)
         cell = cells.setdefault(key, Cell(*key))
@@ -85,12 +94,7 @@ def cells_of(records: list[EpisodeRecord]) -> list[Cell]:
 
 
 def _extra_metric_names(benchmark: str) -> tuple[str, ...]:
-    from harness import registry
-
-    try:
-        return tuple(registry.benchmark_class(benchmark).extra_metrics)
-    except UserError:  # results of a benchmark whose plugin is not installed here
-        return ()
+    return tuple(benchmark_attribute(benchmark, "extra_metrics", ()))
 
 
 def _fmt(value: float | str, digits: int = 3) -> str:

@@ -10,7 +10,8 @@ from statistics import fmean
 from typing import Optional
 
 from harness.records import EpisodeRecord
-from leaderboard.compare import Arm, Group, grouped
+from leaderboard.compare import Arm, Group, arm_labels, grouped
+from leaderboard.report import benchmark_attribute
 
 BUDGET_FRACTIONS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 # Per-task tables and heatmaps are for benchmarks with a few task families (ScienceWorld's
@@ -23,29 +24,12 @@ def natural_key(text: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def _benchmark_attribute(benchmark: str, name: str, default):
-    from harness import registry
-    from harness.errors import UserError
-
-    try:
-        return getattr(registry.benchmark_class(benchmark), name)
-    except (UserError, AttributeError):  # results of a benchmark not installed here
-        return default
-
-
 def per_task_metric(benchmark: str) -> str:
-    return _benchmark_attribute(benchmark, "per_task_metric", "success")
+    return benchmark_attribute(benchmark, "per_task_metric", "success")
 
 
 def has_budget_curves(benchmark: str) -> bool:
-    return _benchmark_attribute(benchmark, "budget_curves", True)
-
-
-def arm_labels(arms: dict[Arm, list[EpisodeRecord]]) -> dict[Arm, str]:
-    configs = defaultdict(set)
-    for arm in arms:
-        configs[(arm.method, arm.model)].add(arm.method_config_hash)
-    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1) for arm in arms}
+    return benchmark_attribute(benchmark, "budget_curves", True)
 
 
 def group_title(group: Group) -> str:

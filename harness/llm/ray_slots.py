@@ -9,7 +9,9 @@ a worker that dies holding one does not shrink the limit for the rest of the run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import threading
 import time
 import uuid
 from typing import Any
@@ -37,10 +39,9 @@ class EndpointSlots:
     async def acquire(self, base_url: str, limit: int, lease_s: float) -> str:
         async with self.changed:
             while len(self._held(base_url)) >= max(1, limit):
-                try:
+                # woken by a release, or after a second to reclaim expired leases
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self.changed.wait(), timeout=1.0)
-                except asyncio.TimeoutError:
-                    pass  # look again: a lease may have expired
             lease = uuid.uuid4().hex
             held = self._held(base_url)
             held[lease] = time.monotonic() + lease_s
@@ -77,25 +78,15 @@ class ClusterSlots:
         self.base_url = base_url
         self.limit = limit
         self.lease_s = lease_s
+        self.local = threading.local()  # a client is shared by threads: leases per thread
 
     def __enter__(self) -> "ClusterSlots":
-        lease = self.ray.get(self.actor.acquire.remote(self.base_url, self.limit, self.lease_s))
-        self._leases().append(lease)
+        self.local.lease = self.ray.get(self.actor.acquire.remote(self.base_url, self.limit,
+                                                                   self.lease_s))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        leases = self._leases()
-        if leases:
-            self.actor.release.remote(self.base_url, leases.pop())
-
-    def _leases(self) -> list:
-        # one client may be used from several threads: each thread's leases separately
-        import threading
-
-        local = self.__dict__.setdefault("_local", threading.local())
-        if not hasattr(local, "leases"):
-            local.leases = []
-        return local.leases
+        self.actor.release.remote(self.base_url, self.local.lease)
 
 
 def under_ray() -> bool:
