@@ -16,7 +16,7 @@ install: $(STAMP)
 
 # Reinstalls only when the package definition changed (the install is editable).
 # The venv leads PATH: fast-downward's build runs a bare `python` (textworld[pddl], ALFWorld).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,hf,ray,dev]'
@@ -65,7 +65,7 @@ how2-table1: install
 	$(BIN)/lifebench leaderboard results/how2-table1 --output results/how2-table1/leaderboard.md
 
 test: install
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/pytest -q tests
 
 perf: install
 	@for script in tests/perf/perf_*.py; do $(BIN)/python $$script || exit 1; done

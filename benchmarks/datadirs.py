@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from harness.errors import UserError
+from lifebench.api import UserError
 
 DATA_ENV = "LIFEBENCH_DATA"
 

@@ -10,7 +10,9 @@ building one per episode.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Generic, Hashable, Optional, TypeVar
+from typing import Any, Callable, ClassVar, Generic, Hashable, Optional, TypeVar
+
+from lifebench.api import EnvError
 
 E = TypeVar("E")
 
@@ -47,3 +49,33 @@ class EnginePool(Generic[E]):
         for _, old in evicted:
             if self._close is not None:
                 self._close(old)
+
+
+class PooledEngineEnv:
+    """What envs playing on a pooled engine share: every engine call runs under the
+    benchmark's engine lock, and an engine that fails is dropped (never returned to its
+    pool) and reported as an EnvError, so that the episode is retried on a fresh one.
+    Subclasses set `engine_lock` and say what failed (`engine_failure`)."""
+
+    engine_lock: ClassVar[Any]
+    _engine: Any = None
+    _state: Any = None
+
+    def engine_failure(self) -> str:
+        """The start of the EnvError's message, e.g. "ALFWorld engine failed on GAME"."""
+        raise NotImplementedError
+
+    def _require(self) -> Any:
+        if self._engine is None or self._state is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._engine
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        try:
+            with self.engine_lock:
+                return fn()
+        except EnvError:
+            raise
+        except Exception as exc:
+            self._engine = None  # dropped, not returned to the pool
+            raise EnvError(f"{self.engine_failure()} ({type(exc).__name__}: {exc})") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-from harness.records import Observation
+from lifebench.api import Observation
 
 
 class ReplayOracle:

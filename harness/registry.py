@@ -1,7 +1,10 @@
 """Plugin registry: benchmarks and methods from entry points, built-ins included.
 
 Loading is lazy and fault-tolerant: a plugin that fails to import does not hide the others;
-the failure is reported when that plugin is asked for by name.
+the failure is reported when that plugin is asked for by name. What an entry point loads
+must be a `Benchmark` (or `Method`) subclass: its declarations are checked as its class is
+made (see `lifebench.api.protocols`), so a typo in them is reported here, as the plugin's
+load error.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Optional
 
-from harness.errors import UserError, unknown_name
+from lifebench.api.errors import UserError, unknown_name
+from lifebench.api.protocols import Benchmark, Method
 
 BENCHMARK_GROUP = "lifebench.benchmarks"
 METHOD_GROUP = "lifebench.methods"
@@ -35,6 +39,9 @@ def _entries(group: str) -> dict[str, PluginEntry]:
     return found
 
 
+_BASES = {BENCHMARK_GROUP: Benchmark, METHOD_GROUP: Method}
+
+
 @functools.lru_cache(maxsize=None)
 def _load(group: str, name: str) -> type:
     entry = _entries(group)[name]
@@ -54,7 +61,11 @@ def _load(group: str, name: str) -> type:
         raise UserError(f"plugin {name!r}{where} failed to import: {exc}; {fix}") from exc
     except Exception as exc:  # a broken plugin must not take the whole CLI down
         raise UserError(f"plugin {name!r} failed to load: {type(exc).__name__}: {exc}") from exc
-    return obj  # type: ignore[return-value]
+    base = _BASES[group]
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        raise UserError(f"plugin {name!r} ({entry.target}) is not a lifebench.api.{base.__name__} "
+                        f"subclass; fix its entry point in group {group!r}")
+    return obj
 
 
 def benchmark_names() -> list[str]:

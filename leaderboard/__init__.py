@@ -1,2 +1,3 @@
-"""Leaderboard: aggregation of episode records into tables (statistics, plots and the
-regression check build on the same cells)."""
+"""The leaderboard: records of one or more results directories aggregated into tables,
+statistics, figures and the regression check. What is a benchmark's or a method's own
+(metrics, tables, how trials count) is asked of the plugin (`plugins`), never named here."""

@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from harness.errors import UserError
-from harness.records import EpisodeRecord
-from leaderboard.compare import grouped, metric_value
+from lifebench.api.errors import UserError
+from lifebench.api.records import EpisodeRecord
+from lifebench.leaderboard.compare import metric_value
+from lifebench.leaderboard.grouping import grouped
 
 
 def factor_value(record: EpisodeRecord, factor: str) -> Any:
     if factor.startswith("extra."):
-        return record.extra.get(factor[len("extra."):])
+        return record.value(factor)
     if not hasattr(record, factor):
         raise UserError(f"unknown factor {factor!r}: use a record field (method, model, "
                         f"budget_steps, ...) or extra.KEY")

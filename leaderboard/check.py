@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from harness.records import EpisodeRecord
-from leaderboard.compare import BINARY_METRICS, compare_values, grouped, values_by_unit
-from leaderboard.report import trial_aggregation_of
-from leaderboard.stats import adjust
+from lifebench.api.records import EpisodeRecord
+from lifebench.api.stats import adjust
+from lifebench.leaderboard.compare import BINARY_METRICS, compare_values, values_by_unit
+from lifebench.leaderboard.grouping import grouped
+from lifebench.leaderboard.plugins import trial_aggregation
 
 DEFAULT_METRICS = ("success", "score")
 
@@ -71,7 +72,7 @@ def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecor
     report = CheckReport(alpha=alpha)
     base_groups, cand_groups = grouped(baseline), grouped(candidate)
     for group, arms in sorted(base_groups.items(), key=lambda kv: str(kv[0])):
-        per_trial = trial_aggregation_of(group.benchmark, None) == "all"
+        per_trial = trial_aggregation(group.benchmark) == "all"
         for arm, records in sorted(arms.items(), key=lambda kv: str(kv[0])):
             where = (f"{group.benchmark}:{group.split} budget {group.budget} {arm.method}"
                      f"[{arm.method_config_hash[:6]}]" + (f" @{arm.model}" if arm.model else ""))

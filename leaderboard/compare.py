@@ -13,27 +13,26 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
 from dataclasses import asdict, dataclass
 from statistics import fmean
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
-from harness.errors import UserError
-from harness.records import EpisodeRecord
-from leaderboard.report import aggregate_trials, budget_of, trial_aggregation_of
-from leaderboard.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
+from lifebench.api.errors import UserError
+from lifebench.api.records import EpisodeRecord
+from lifebench.api.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
+from lifebench.leaderboard.grouping import arm_labels, grouped
+from lifebench.leaderboard.plugins import trial_aggregation
 
 BINARY_METRICS = ("success",)
-NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s")
+NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s",
+                  "cost_usd", "success_step", "explore_steps")
 
 
 def metric_value(record: EpisodeRecord, metric: str) -> Optional[float]:
     """A record's value of `metric`: a record field, or `extra.KEY` (numbers and booleans);
     None when the record has no such value."""
-    if metric.startswith("extra."):
-        value = record.extra.get(metric[len("extra."):])
-    elif metric in NUMERIC_FIELDS:
-        value = getattr(record, metric)
+    if metric.startswith("extra.") or metric in NUMERIC_FIELDS:
+        value = record.value(metric)
     else:
         raise UserError(f"unknown metric {metric!r}; use one of {', '.join(NUMERIC_FIELDS)} "
                         f"or extra.KEY (a numeric field of the records' extra)")
@@ -42,49 +41,6 @@ def metric_value(record: EpisodeRecord, metric: str) -> Optional[float]:
     if isinstance(value, (int, float)) and not math.isnan(value):
         return float(value)
     return None
-
-
-@dataclass(frozen=True)
-class Arm:
-    method: str
-    method_config_hash: str
-    model: Optional[str]
-
-    def label(self, ambiguous: bool) -> str:
-        text = self.method + (f" [{self.method_config_hash[:6]}]" if ambiguous else "")
-        return text + (f" @{self.model}" if self.model else "")
-
-
-def arm_labels(arms: Iterable[Arm]) -> dict[Arm, str]:
-    """Each arm's label; the config hash is shown only where a method has several."""
-    arms = list(arms)
-    configs = defaultdict(set)
-    for arm in arms:
-        configs[(arm.method, arm.model)].add(arm.method_config_hash)
-    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1) for arm in arms}
-
-
-@dataclass(frozen=True)
-class Group:
-    benchmark: str
-    benchmark_config_hash: str
-    split: str
-    budget: str
-
-
-def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
-            ) -> dict[Group, dict[Arm, list[EpisodeRecord]]]:
-    """Result records by group and arm, trials aggregated as each benchmark's protocol says."""
-    out: dict[Group, dict[Arm, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        if r.is_result:
-            out[Group(r.benchmark, r.benchmark_config_hash, r.split, budget_of(r))][
-                Arm(r.method, r.method_config_hash, r.model)].append(r)
-    for group, arms in out.items():
-        how = trial_aggregation_of(group.benchmark, trials)
-        for arm in arms:
-            arms[arm] = aggregate_trials(arms[arm], how)
-    return out
 
 
 def unit_key(record: EpisodeRecord, per_trial: bool) -> tuple:
@@ -147,7 +103,7 @@ def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = 
     the whole list."""
     out: list[Comparison] = []
     for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: tuple(asdict(kv[0]).values())):
-        per_trial = trial_aggregation_of(group.benchmark, trials) == "all"
+        per_trial = trial_aggregation(group.benchmark, trials) == "all"
         labels = arm_labels(arms)
         ordered = sorted(arms, key=lambda arm: labels[arm])
         for metric in metrics:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness.records import EpisodeRecord
+from lifebench.api.records import SCHEMA_VERSION, EpisodeRecord
 
 CARD = """\
 ---
@@ -19,16 +19,22 @@ configs:
 ---
 # lifebench episode records
 
-One row per episode, as written by `lifebench run` (`EpisodeRecord`): {count} records over
-{benchmarks}. `extra` holds the record's benchmark- and method-specific fields as a JSON
-string. Load with `datasets.load_dataset("<this folder or repo>")`.
+One row per episode, as written by `lifebench run` (`EpisodeRecord`, schema version
+{schema}): {count} records over {benchmarks}. `extra` (the benchmark's and the method's own
+fields), `llm_usage`, `llm_call_tokens` and `benchmark_config` are JSON strings. Load with
+`datasets.load_dataset("<this folder or repo>")`.
 """
 
 
+# Nested fields that differ between benchmarks and methods: one JSON column each keeps
+# one schema for the whole dataset.
+JSON_COLUMNS = ("extra", "llm_usage", "llm_call_tokens", "benchmark_config")
+
+
 def record_row(record: EpisodeRecord) -> dict:
-    row = dataclasses.asdict(record)
-    # extra differs between benchmarks and methods: one JSON column keeps one schema
-    row["extra"] = json.dumps(row["extra"], sort_keys=True)
+    row = record.to_dict()
+    for name in JSON_COLUMNS:
+        row[name] = json.dumps(row[name], sort_keys=True)
     return row
 
 
@@ -42,5 +48,6 @@ def export_hf(records: list[EpisodeRecord], out: str | Path) -> Path:
     dataset = datasets.Dataset.from_list([record_row(r) for r in ordered])
     dataset.to_parquet(str(out / "data" / "train-00000-of-00001.parquet"))
     benchmarks = ", ".join(sorted({r.benchmark for r in records}))
-    (out / "README.md").write_text(CARD.format(count=len(records), benchmarks=benchmarks))
+    (out / "README.md").write_text(CARD.format(count=len(records), benchmarks=benchmarks,
+                                               schema=SCHEMA_VERSION))
     return out

@@ -9,10 +9,10 @@ from pathlib import Path
 from statistics import fmean
 from typing import Optional
 
-from harness.records import EpisodeRecord
-from leaderboard.compare import arm_labels, grouped
-from leaderboard.tables import MAX_FAMILIES, family_matrix, group_title, \
-    has_budget_curves, per_task_metric, success_under_budgets
+from lifebench.api.records import EpisodeRecord
+from lifebench.leaderboard.grouping import arm_labels, by_title, grouped
+from lifebench.leaderboard.plugins import has_budget_curves, per_task_metric
+from lifebench.leaderboard.tables import MAX_FAMILIES, family_matrix, success_under_budgets
 
 FORMATS = ("png", "svg")
 
@@ -59,10 +59,10 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     every_trial = grouped(records, "all")  # learning curves follow the stream, trial by trial
-    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+    for group, arms in by_title(grouped(records, trials)):
         labels = arm_labels(arms)
         ordered = sorted(arms, key=lambda a: labels[a])
-        title = group_title(group)
+        title = group.title
         slug = _slug(title)
         everything = [r for rs in arms.values() for r in rs]
         if not everything:

@@ -9,9 +9,10 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Optional
 
-from harness.records import EpisodeRecord
-from leaderboard.compare import Arm, Group, arm_labels, grouped
-from leaderboard.report import benchmark_attribute
+from lifebench.api.records import EpisodeRecord
+from lifebench.api.reporting import Table
+from lifebench.leaderboard.grouping import Arm, arm_labels, by_title, grouped
+from lifebench.leaderboard.plugins import has_budget_curves, per_task_metric
 
 BUDGET_FRACTIONS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 # Per-task tables and heatmaps are for benchmarks with a few task families (ScienceWorld's
@@ -24,20 +25,6 @@ def natural_key(text: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def per_task_metric(benchmark: str) -> str:
-    return benchmark_attribute(benchmark, "per_task_metric", "success")
-
-
-def has_budget_curves(benchmark: str) -> bool:
-    return benchmark_attribute(benchmark, "budget_curves", True)
-
-
-def group_title(group: Group) -> str:
-    config = f" [{group.benchmark_config_hash[:6]}]" if group.benchmark_config_hash else ""
-    budget = "" if group.budget == "default" else f", budget {group.budget}"
-    return f"{group.benchmark}{config} {group.split}{budget}"
-
-
 def family_matrix(group_arms: dict[Arm, list[EpisodeRecord]], metric: str
                   ) -> tuple[list[str], list[str], list[list[float]]]:
     """(families, arm labels, values[family][arm]) of a group's records that name a family."""
@@ -46,7 +33,7 @@ def family_matrix(group_arms: dict[Arm, list[EpisodeRecord]], metric: str
     cells: dict[tuple[str, Arm], list[float]] = defaultdict(list)
     for arm in arms:
         for r in group_arms[arm]:
-            family = r.extra.get("task_family")
+            family = r.task_family
             if family is not None:
                 cells[(str(family), arm)].append(float(getattr(r, metric)))
     families = sorted({f for f, _ in cells}, key=natural_key)
@@ -54,11 +41,10 @@ def family_matrix(group_arms: dict[Arm, list[EpisodeRecord]], metric: str
     return families, [labels[a] for a in arms], values
 
 
-def per_task_tables(records: list[EpisodeRecord], trials: Optional[str] = None
-                    ) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, headers, rows) per group whose records carry task families."""
+def per_task_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Table]:
+    """A table per group whose records carry task families (at most MAX_FAMILIES)."""
     out = []
-    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+    for group, arms in by_title(grouped(records, trials)):
         metric = per_task_metric(group.benchmark)
         families, labels, values = family_matrix(arms, metric)
         if not families or len(families) > MAX_FAMILIES:
@@ -68,7 +54,7 @@ def per_task_tables(records: list[EpisodeRecord], trials: Optional[str] = None
         means = [fmean(v for v in column if not math.isnan(v)) if any(not math.isnan(v) for v in column)
                  else math.nan for column in zip(*values)]
         rows.append(["mean over tasks"] + [_fmt(v, metric) for v in means])
-        out.append((f"{group_title(group)}: {shown} per task", ["task"] + labels, rows))
+        out.append(Table.of(f"{group.title}: {shown} per task", ["task"] + labels, rows))
     return out
 
 
@@ -86,14 +72,14 @@ def success_under_budgets(records: list[EpisodeRecord], budgets: list[int]) -> l
     """Success rate at each budget k: an episode that succeeded at step s counts for every
     k >= s (the run's own budget bounds k: beyond it, nothing is known)."""
     n = len(records)
-    steps = [r.extra.get("success_step", r.steps) if r.success else None for r in records]
+    steps = [(r.success_step or r.steps) if r.success else None for r in records]
     return [sum(1 for s in steps if s is not None and s <= k) / n if n else math.nan for k in budgets]
 
 
-def budget_tables(records: list[EpisodeRecord], trials: Optional[str] = None
-                  ) -> list[tuple[str, list[str], list[list[str]]]]:
+def budget_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Table]:
+    """Success within k steps for several k, per group whose benchmark has budget curves."""
     out = []
-    for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: group_title(kv[0])):
+    for group, arms in by_title(grouped(records, trials)):
         everything = [r for rs in arms.values() for r in rs]
         if not everything or not has_budget_curves(group.benchmark):
             continue
@@ -101,6 +87,6 @@ def budget_tables(records: list[EpisodeRecord], trials: Optional[str] = None
         labels = arm_labels(arms)
         rows = [[labels[arm]] + [f"{v:.3f}" for v in success_under_budgets(arms[arm], budgets)]
                 for arm in sorted(arms, key=lambda a: labels[a])]
-        out.append((f"{group_title(group)}: success within k steps",
-                    ["method"] + [f"k={k}" for k in budgets], rows))
+        out.append(Table.of(f"{group.title}: success within k steps",
+                            ["method"] + [f"k={k}" for k in budgets], rows))
     return out

@@ -3,8 +3,7 @@ bound and as a check that the adapter's success semantics are right."""
 
 from __future__ import annotations
 
-from harness.protocols import EpisodeTools, Method, MethodNeeds
-from harness.records import Observation, TaskInfo
+from lifebench.api import EpisodeTools, Method, MethodNeeds, Observation, TaskInfo
 
 
 class OracleMethod(Method):

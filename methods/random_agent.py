@@ -6,8 +6,7 @@ depend on which worker ran it or in what order: the method keeps nothing across 
 
 from __future__ import annotations
 
-from harness.protocols import EpisodeTools, Method, episode_rng
-from harness.records import Observation, TaskInfo
+from lifebench.api import EpisodeTools, Method, Observation, TaskInfo, episode_rng
 
 
 class RandomMethod(Method):

@@ -1,27 +1,26 @@
 """Shared fixtures: the CLI run as a real subprocess, and the test plugin package installed
-(into a private directory, never into the venv) so its entry points are discovered."""
+(into a private directory, never into the venv) so its entry points are discovered. The
+local LLM server and results directories come from `lifebench.testing`, as a plugin's
+tests get them."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from lifebench.api import EpisodeRecord, RecordKey
+from lifebench.testing import CLIResult, read_records, run_cli  # noqa: F401 (used by tests)
+
+pytest_plugins = ["lifebench.testing.fixtures"]
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = ROOT / "tests" / "fixtures" / "testplugin"
-
-
-@dataclass
-class CLIResult:
-    returncode: int
-    stdout: str
-    stderr: str
+CANARY = "sk-canary-5f1d2e9c7b"  # an API key that must never be written anywhere
 
 
 @pytest.fixture(scope="session")
@@ -42,11 +41,7 @@ def cli(plugin_path):
     """Run `lifebench ...` in a subprocess with the test plugin installed."""
 
     def run(*args: str, timeout: float = 300, env: dict | None = None) -> CLIResult:
-        environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), str(ROOT)]),
-                   **(env or {})}
-        proc = subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True,
-                              text=True, timeout=timeout, cwd=ROOT, env=environ)
-        return CLIResult(proc.returncode, proc.stdout, proc.stderr)
+        return run_cli(*args, timeout=timeout, cwd=ROOT, env={**plugin_env(plugin_path), **(env or {})})
 
     return run
 
@@ -69,9 +64,9 @@ def faulty(tmp_path):
     return method_args
 
 
-def read_records(out: Path) -> list[dict]:
-    path = Path(out) / "episodes.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def plugin_env(plugin_path: Path) -> dict[str, str]:
+    """Environment variables that make the test plugin's entry points visible."""
+    return {"PYTHONPATH": os.pathsep.join(p for p in (str(plugin_path), os.environ.get("PYTHONPATH")) if p)}
 
 
 TIMING_FIELDS = ("wall_s",)
@@ -81,26 +76,13 @@ def without_timings(record: dict) -> dict:
     return {k: v for k, v in record.items() if k not in TIMING_FIELDS}
 
 
-def key_of(record: dict) -> tuple:
-    return (record["benchmark"], record.get("benchmark_config_hash", ""), record["split"], record["instance_id"], record["method"],
-            record["method_config_hash"], record["model"], record["seed"], record["trial"],
-            record["budget_steps"])
+def key_of(record: dict) -> RecordKey:
+    return EpisodeRecord.from_dict(record).key
 
 
-@pytest.fixture
-def llm_server():
-    """Starts real local OpenAI-compatible servers (`harness.llm.fakeserver`) with the given
-    `ServerConfig` fields; they are shut down after the test."""
-    from harness.llm.fakeserver import ServerConfig, serve
-
-    servers = []
-
-    def start(**config):
-        server = serve(ServerConfig(**config))
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def markdown_table(text: str, title: str) -> list[dict[str, str]]:
+    """The rows of the table titled `title` in a markdown report, as {header: cell}."""
+    blocks = text.split("\n\n")
+    lines = blocks[blocks.index(title) + 1].splitlines()
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    return [dict(zip(cells[0], row)) for row in cells[2:]]

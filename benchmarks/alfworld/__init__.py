@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import UserError, unknown_name
-from harness.protocols import Benchmark
-from harness.records import Instance
+from lifebench.api import Benchmark, Instance, UserError, unknown_name
 
-from benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
-from splits import read_manifest, sha256_file
+from lifebench.benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
+from lifebench.benchmarks.manifests import read_manifest, sha256_file
 
 
 class AlfworldBenchmark(Benchmark):
@@ -21,10 +19,11 @@ class AlfworldBenchmark(Benchmark):
     default_splits = ("valid_unseen",)
     support_split = "valid_train"
     packages = ("alfworld", "textworld")
+    environment = ("ALFWORLD_DATA",)
 
     @property
     def instructions(self) -> str:
-        from benchmarks.alfworld.manual import MANUAL
+        from lifebench.benchmarks.alfworld.manual import MANUAL
 
         return MANUAL
 
@@ -64,12 +63,12 @@ class AlfworldBenchmark(Benchmark):
         return out
 
     def make_env(self, instance: Instance, seed: int) -> Any:
-        from benchmarks.alfworld.env import AlfworldEnv
+        from lifebench.benchmarks.alfworld.env import AlfworldEnv
 
         # ALFWorld's text games are deterministic: the seed changes nothing.
         return AlfworldEnv(instance.payload, extra={"task_type": instance.metadata["task_type"]})
 
     def oracle(self, env: Any) -> Any:
-        from benchmarks.replay_oracle import ReplayOracle
+        from lifebench.benchmarks.replay_oracle import ReplayOracle
 
         return ReplayOracle(env.walkthrough, past_the_end="look")

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datadirs import find_data_dir
+from lifebench.benchmarks.datadirs import find_data_dir
 
 SPLITS = ("valid_unseen", "valid_seen", "valid_train")
 GAME_FILE = "game.tw-pddl"

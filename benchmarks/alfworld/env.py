@@ -18,11 +18,10 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.errors import EnvError
-from harness.records import Observation, Step
+from lifebench.api import Observation, Step
 
-from benchmarks.alfworld import speedups
-from benchmarks.engine_pool import EnginePool
+from lifebench.benchmarks.alfworld import speedups
+from lifebench.benchmarks.engine_pool import EnginePool, PooledEngineEnv
 
 speedups.enable()
 
@@ -52,7 +51,9 @@ def strip_banner(text: str) -> str:
     return text.replace(BANNER, "", 1).lstrip("\n") if text.startswith(BANNER) else text
 
 
-class AlfworldEnv:
+class AlfworldEnv(PooledEngineEnv):
+    engine_lock = _engine_lock
+
     def __init__(self, game_file: Path, extra: Optional[dict[str, Any]] = None) -> None:
         self.game_file = str(game_file)
         self.extra = dict(extra or {})
@@ -102,18 +103,5 @@ class AlfworldEnv:
     def episode_extra(self) -> dict[str, Any]:
         return dict(self.extra)
 
-    # -- helpers
-    def _require(self) -> Any:
-        if self._engine is None or self._state is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._engine
-
-    def _call(self, fn):
-        try:
-            with _engine_lock:
-                return fn()
-        except Exception as exc:
-            # A broken engine is dropped, not returned to the pool; the episode is retried.
-            self._engine = None
-            raise EnvError(f"ALFWorld engine failed on {Path(self.game_file).parent.name} "
-                           f"({type(exc).__name__}: {exc})") from exc
+    def engine_failure(self) -> str:
+        return f"ALFWorld engine failed on {Path(self.game_file).parent.name}"

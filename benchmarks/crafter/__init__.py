@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import UserError, unknown_name
-from harness.protocols import Benchmark
-from harness.records import Instance
+from lifebench.api import Benchmark, Instance, UserError, unknown_name
 
-from splits import read_manifest
+from lifebench.benchmarks.crafter.reporting import (CRAFTER_SCORE, CRAFTER_SCORE_CI,
+                                                    achievement_tables, published_tables)
+from lifebench.benchmarks.manifests import read_manifest
 
 SPLITS = ("seeds-100", "seeds-1000")
 CRAFTER_LENGTH = 10000
@@ -32,13 +32,14 @@ class CrafterBenchmark(Benchmark):
     noop_action = "noop"
     budget_curves = False  # success = alive at the end, not a goal reached at a step
     default_splits = ("seeds-100",)
-    extra_metrics = ("crafter_score", "crafter_score_ci")
+    metrics = (CRAFTER_SCORE, CRAFTER_SCORE_CI)
+    tables = (achievement_tables, published_tables)
     packages = ("crafter", "opensimplex")
     Config = CrafterConfig
 
     @property
     def instructions(self) -> str:
-        from benchmarks.crafter.text import manual
+        from lifebench.benchmarks.crafter.text import manual
 
         return manual(self.config.length)
 
@@ -63,7 +64,7 @@ class CrafterBenchmark(Benchmark):
         return self.config.length
 
     def make_env(self, instance: Instance, seed: int) -> Any:
-        from benchmarks.crafter.env import CrafterEnv
+        from lifebench.benchmarks.crafter.env import CrafterEnv
 
         # The world is the instance's; the lifebench seed only seeds the agent.
         return CrafterEnv(int(instance.metadata["world_seed"]), self.config.length)

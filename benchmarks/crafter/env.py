@@ -24,10 +24,10 @@ from typing import Any
 
 import crafter
 
-from harness.records import Observation, Step
+from lifebench.api import Observation, Step
 
-from benchmarks.crafter import determinism
-from benchmarks.crafter.text import NOOP, observe, parse_action
+from lifebench.benchmarks.crafter import determinism
+from lifebench.benchmarks.crafter.text import NOOP, observe, parse_action
 
 determinism.enable()
 
@@ -107,7 +107,7 @@ class CrafterEnv:
                     info={"dead": True} if self.dead else {})
 
     def valid_actions(self) -> list[str]:
-        from benchmarks.crafter.text import ACTION_NAMES
+        from lifebench.benchmarks.crafter.text import ACTION_NAMES
 
         return list(ACTION_NAMES)
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import UserError, unknown_name
-from harness.protocols import Benchmark
-from harness.records import Instance, Observation
-
-from benchmarks.plancraft.data import SPLIT_FILES, data_dir, load_raw_examples, split_file
-from splits import read_manifest, sha256_file
-
-CURRICULUM = ".curriculum"
+from lifebench.api import (Benchmark, Instance, Observation, UserError, base_split,
+                           curriculum_split, is_curriculum_split, unknown_name)
+from lifebench.benchmarks.manifests import read_manifest, sha256_file
+from lifebench.benchmarks.plancraft.data import SPLIT_FILES, data_dir, load_raw_examples, split_file
+from lifebench.benchmarks.plancraft.reporting import IMPOSSIBLE_F1
 
 
 class PlancraftBenchmark(Benchmark):
@@ -21,29 +18,29 @@ class PlancraftBenchmark(Benchmark):
     noop_action = "think: (no action)"  # costs a step, changes nothing
     # val: low task repetition; val.repeated: the high-repetition split of How².
     default_splits = ("val", "val.repeated")
-    extra_metrics = ("impossible_f1",)
+    metrics = (IMPOSSIBLE_F1,)
     packages = ("plancraft",)
 
     @property
     def instructions(self) -> str:
         from plancraft.environment.prompts import get_system_prompt
 
-        from benchmarks.plancraft.env import ACTION_HANDLERS
+        from lifebench.benchmarks.plancraft.env import ACTION_HANDLERS
 
         return get_system_prompt(handlers=list(ACTION_HANDLERS))["content"]
 
     def splits(self) -> list[str]:
         # every split also in curriculum order (How²'s ablation): "val.curriculum"
-        return list(SPLIT_FILES) + [f"{s}{CURRICULUM}" for s in SPLIT_FILES]
+        return list(SPLIT_FILES) + [curriculum_split(s) for s in SPLIT_FILES]
 
     def check_available(self) -> None:
         data_dir()
 
     def load_instances(self, split: str) -> list[Instance]:
-        if split.endswith(CURRICULUM) and split[: -len(CURRICULUM)] in SPLIT_FILES:
-            from benchmarks.plancraft.curriculum import curriculum_order
+        if is_curriculum_split(split) and base_split(split) in SPLIT_FILES:
+            from lifebench.benchmarks.plancraft.curriculum import curriculum_order
 
-            return curriculum_order(self.instances(split[: -len(CURRICULUM)]))
+            return curriculum_order(self.instances(base_split(split)))
         if split not in SPLIT_FILES:
             raise unknown_name("split of plancraft", split, SPLIT_FILES)
         from plancraft.config import PlancraftExample
@@ -74,7 +71,7 @@ class PlancraftBenchmark(Benchmark):
         return out
 
     def make_env(self, instance: Instance, seed: int) -> Any:
-        from benchmarks.plancraft.env import PlancraftEnv
+        from lifebench.benchmarks.plancraft.env import PlancraftEnv
 
         # Plancraft is deterministic: the seed changes nothing.
         return PlancraftEnv(instance.payload)
@@ -84,7 +81,7 @@ class PlancraftBenchmark(Benchmark):
 
     def teacher_plan(self, env: Any, played: tuple[str, ...], oracle: Any) -> Any:
         """The planner on the current inventory (How²'s templated teachers)."""
-        from benchmarks.plancraft.teaching import planner_plan
+        from lifebench.benchmarks.plancraft.teaching import planner_plan
 
         return planner_plan(env.inventory, env.example.target)
 

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from harness.records import Instance
-
-SUFFIX = ".curriculum"
-
+from lifebench.api import Instance
 
 def item_ranks() -> dict[str, int]:
     import networkx as nx

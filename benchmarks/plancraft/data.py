@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
+from lifebench.api import UserError
 
 # The package's file name for each lifebench split name.
 SPLIT_FILES = {"val": "val.json", "val.repeated": "val.repeated.json",

@@ -31,7 +31,7 @@ from plancraft.environment.recipes import (
     convert_ingredients_to_table,
 )
 
-from harness.records import Observation, Step
+from lifebench.api import Observation, Step
 
 ACTION_HANDLERS = (MoveActionHandler(), SmeltActionHandler(), ThinkActionHandler(),
                    ImpossibleActionHandler())

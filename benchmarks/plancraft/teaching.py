@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.teacher import PlanStep, TeacherPlan
+from lifebench.api import PlanStep, TeacherPlan
 
 IMPOSSIBLE_ACTION = "impossible: the target cannot be crafted from this inventory"
 _ACTION = ("move", "smelt")

@@ -6,12 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from harness.errors import UserError, unknown_name
-from harness.protocols import Benchmark
-from harness.records import Instance
+from lifebench.api import Benchmark, Instance, UserError, unknown_name
 
-from benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
-from splits import read_manifest
+from lifebench.benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
+from lifebench.benchmarks.manifests import read_manifest
 
 SPLITS = ("step18", "step18-v1", "test", "dev")
 SIMPLIFICATIONS = ("easy", "teleportAction", "selfWateringFlowerPots", "openContainers",
@@ -36,6 +34,7 @@ class ScienceWorldBenchmark(Benchmark):
     noop_action = "look around"
     default_splits = ("step18-v1",)
     packages = ("scienceworld",)
+    environment = ("JAVA_TOOL_OPTIONS",)
     # STEP and CLIN run 5 trials per instance and report the best.
     trial_aggregation = "max"
     per_task_metric = "score"  # STEP and CLIN report mean score per task
@@ -50,7 +49,7 @@ class ScienceWorldBenchmark(Benchmark):
 
     @property
     def instructions(self) -> str:
-        from benchmarks.scienceworld.manual import MANUAL
+        from lifebench.benchmarks.scienceworld.manual import MANUAL
 
         return MANUAL
 
@@ -75,14 +74,14 @@ class ScienceWorldBenchmark(Benchmark):
         return SHORT_BUDGET if instance.metadata.get("length") == "short" else LONG_BUDGET
 
     def make_env(self, instance: Instance, seed: int) -> Any:
-        from benchmarks.scienceworld.env import ScienceWorldTaskEnv
+        from lifebench.benchmarks.scienceworld.env import ScienceWorldTaskEnv
 
         # ScienceWorld is deterministic for a task variation: the seed changes nothing.
         return ScienceWorldTaskEnv(instance.metadata["task_name"],
                                    int(instance.metadata["variation"]), self.config.simplification)
 
     def oracle(self, env: Any) -> Any:
-        from benchmarks.replay_oracle import ReplayOracle
+        from lifebench.benchmarks.replay_oracle import ReplayOracle
 
         env.want_gold = True  # the simulator generates the gold path when the task loads
         return ReplayOracle(lambda: env.gold, past_the_end="look around")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from harness.errors import EnvError
-from harness.records import Observation, Step
+from lifebench.api import EnvError
+from lifebench.api import Observation, Step
 
-from benchmarks.scienceworld import jvm
+from lifebench.benchmarks.scienceworld import jvm
 
 QUERIES = ("look", "inventory", "task")
 

@@ -4,15 +4,21 @@ IGE's 25 games (`ige-cooking`) and splits generated offline with `tw-make`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from statistics import fmean
+from typing import Any, Sequence
 
-from harness.errors import UserError, unknown_name
-from harness.protocols import Benchmark
-from harness.records import Instance
+from lifebench.api import Benchmark, EpisodeRecord, Instance, Metric, UserError, unknown_name
+from lifebench.benchmarks.manifests import read_manifest
+from lifebench.benchmarks.textworld import generate
+from lifebench.benchmarks.textworld.data import IGE_SPLIT, ige_games_dir, verify_games
 
-from benchmarks.textworld import generate
-from benchmarks.textworld.data import IGE_SPLIT, ige_games_dir, verify_games
-from splits import read_manifest
+
+def normalized_score(records: Sequence[EpisodeRecord]) -> float:
+    """Mean of points over the game's maximum, so that games of different sizes weigh alike."""
+    return fmean(float(r.extra.get("normalized_score", 0.0)) for r in records)
+
+
+NORMALIZED_SCORE = Metric("normalized_score", "normalized score", normalized_score)
 
 
 class TextWorldBenchmark(Benchmark):
@@ -20,13 +26,14 @@ class TextWorldBenchmark(Benchmark):
     # IGE's horizon on these games.
     default_budget = 80
     default_splits = (IGE_SPLIT,)
-    extra_metrics = ("normalized_score",)
+    metrics = (NORMALIZED_SCORE,)
     packages = ("textworld", "jericho")
+    environment = ("LIFEBENCH_IGE_COOKING",)
     split_generators = (generate.KIND,)
 
     @property
     def instructions(self) -> str:
-        from benchmarks.textworld.manual import MANUAL
+        from lifebench.benchmarks.textworld.manual import MANUAL
 
         return MANUAL
 
@@ -72,11 +79,11 @@ class TextWorldBenchmark(Benchmark):
                 for row in rows]
 
     def make_env(self, instance: Instance, seed: int) -> Any:
-        from benchmarks.textworld.env import CookingEnv
+        from lifebench.benchmarks.textworld.env import CookingEnv
 
         return CookingEnv(Path(instance.payload), seed)
 
     def oracle(self, env: Any) -> Any:
-        from benchmarks.replay_oracle import ReplayOracle
+        from lifebench.benchmarks.replay_oracle import ReplayOracle
 
         return ReplayOracle(env.walkthrough, past_the_end="look")

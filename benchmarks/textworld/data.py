@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.errors import UserError
+from lifebench.api import UserError
 
-from benchmarks.datadirs import find_data_dir
-from splits import sha256_file
+from lifebench.benchmarks.datadirs import find_data_dir
+from lifebench.benchmarks.manifests import sha256_file
 
 IGE_SPLIT = "ige-cooking"
 IGE_DIR_ENV = "LIFEBENCH_IGE_COOKING"

@@ -22,10 +22,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EnvError
-from harness.records import Observation, Step
+from lifebench.api import EnvError
+from lifebench.api import Observation, Step
 
-from benchmarks.engine_pool import EnginePool
+from lifebench.benchmarks.engine_pool import EnginePool, PooledEngineEnv
 
 # The banner: the leading lines drawn with these characters only.
 _ART = re.compile(r"[\s_|\\/$<>()'`.,-]*")
@@ -80,7 +80,9 @@ def jericho_seed(seed: int) -> int:
     return seed + 1
 
 
-class CookingEnv:
+class CookingEnv(PooledEngineEnv):
+    engine_lock = _engine_lock
+
     def __init__(self, game_file: Path, seed: int) -> None:
         self.game_file = str(game_file)
         self.seed = seed
@@ -162,18 +164,5 @@ class CookingEnv:
             _pools[self._tracked].release(self.game_file, self._engine)
             self._engine = None
 
-    def _require(self) -> Any:
-        if self._engine is None or self._state is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._engine
-
-    def _call(self, fn):
-        try:
-            with _engine_lock:
-                return fn()
-        except EnvError:
-            raise
-        except Exception as exc:
-            self._engine = None  # dropped, not returned to the pool
-            raise EnvError(f"TextWorld failed on {Path(self.game_file).name} "
-                           f"({type(exc).__name__}: {exc})") from exc
+    def engine_failure(self) -> str:
+        return f"TextWorld failed on {Path(self.game_file).name}"

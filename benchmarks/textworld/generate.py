@@ -25,10 +25,10 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.errors import UserError
+from lifebench.api import UserError
 
-from benchmarks.textworld.data import GAME_SUFFIXES, cache_root, verify_games
-from splits import sha256_file
+from lifebench.benchmarks.textworld.data import GAME_SUFFIXES, cache_root, verify_games
+from lifebench.benchmarks.manifests import sha256_file
 
 KIND = "textworld-cooking"
 TW_MAKE_ARGS = ("tw-cooking", "--recipe", "5", "--take", "5", "--go", "12", "--open",

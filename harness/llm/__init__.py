@@ -1,2 +1,2 @@
-"""LLM access: one client for every OpenAI-compatible endpoint, a response cache, and a
-local test server that speaks the protocol."""
+"""LLM access: one client for every OpenAI-compatible endpoint, its response cache, price
+tables, and the cluster-wide request limit under Ray."""

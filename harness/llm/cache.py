@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.errors import UserError
+from lifebench.api.errors import UserError
 
 MODES = ("rw", "replay", "off")
 DEFAULT_PATH = Path("results") / "llm-cache.sqlite"

@@ -1,8 +1,9 @@
 """One client for every OpenAI-compatible endpoint (vLLM, OpenAI, DeepSeek, Ollama,
 llama.cpp), on the `openai` package.
 
-Per role (actor, teacher, reflection, ...): temperature, max tokens, seed. Plain text or
-JSON tool calls. Retries with exponential backoff and full jitter on 429, 5xx, timeouts,
+Each call names its role (actor, teacher, reflection, ...) for the accounting and brings
+its sampling settings (`RoleParams`: the method's own, so one client serves a stream's
+every user without being reconfigured). Plain text or JSON tool calls. Retries with exponential backoff and full jitter on 429, 5xx, timeouts,
 dropped connections and malformed bodies; a per-call timeout; a limit on requests in flight
 per endpoint (shared by every client of the process); tokens in and out per call and per
 role; an optional price table. The API key is read from an environment variable and is
@@ -16,63 +17,15 @@ import os
 import random
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-from harness.errors import LLMError, UserError
-from harness.llm.cache import ResponseCache, request_key
+from lifebench.api.errors import LLMError, UserError
+from lifebench.api.llm import LLMReply, RoleParams, ToolCall
+from lifebench.api.records import CallTokens, RoleUsage
+from lifebench.config.run import LLMConfig
+from lifebench.llm.cache import ResponseCache, request_key
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "no-key"  # local servers accept any key; the openai package requires one
-
-
-@dataclass(frozen=True)
-class RoleParams:
-    temperature: float = 0.0
-    max_tokens: int = 512
-    seed: Optional[int] = None
-    top_p: Optional[float] = None
-
-
-@dataclass
-class LLMSettings:
-    model: str
-    base_url: str
-    api_key_env: str = DEFAULT_KEY_ENV
-    timeout_s: float = 120.0
-    max_retries: int = 6
-    backoff_s: float = 1.0
-    backoff_max_s: float = 60.0
-    concurrency: int = 16  # requests in flight per endpoint, for the whole process
-    roles: dict[str, RoleParams] = field(default_factory=dict)
-    # USD per million tokens, (input, output), by model name
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-    def role(self, name: str) -> RoleParams:
-        return self.roles.get(name) or self.roles.get("default") or RoleParams()
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    text: str
-    tool_calls: tuple[ToolCall, ...]
-    tokens_in: int
-    tokens_out: int
-    cached: bool
-
-
-@dataclass
-class RoleUsage:
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached: int = 0
 
 
 _slots_lock = threading.Lock()
@@ -97,7 +50,7 @@ def _transport(base_url: str, key: str, timeout_s: float) -> Any:
 def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
     """The limit on requests in flight to an endpoint: per process, or for the whole
     cluster under `--executor ray`."""
-    from harness.llm.ray_slots import ClusterSlots, under_ray
+    from lifebench.llm.ray_slots import ClusterSlots, under_ray
 
     if under_ray():
         # a lease outlives any request with its retries' waits, then expires on its own
@@ -109,42 +62,51 @@ def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
 
 
 class LLMClient:
-    def __init__(self, settings: LLMSettings, cache: Optional[ResponseCache] = None) -> None:
+    """A `lifebench.api.ChatModel` for one model on one endpoint (`LLMConfig`), with its
+    accounting; `prices` are USD per million tokens, (input, output), by model."""
+
+    def __init__(self, model: str, config: LLMConfig, cache: Optional[ResponseCache] = None,
+                 prices: Optional[dict[str, tuple[float, float]]] = None) -> None:
         import openai
 
-        self.settings = settings
+        if not config.base_url:
+            raise UserError("an LLM client needs a base URL: give --base-url")
+        self.model = model
+        self.config = config
         self.cache = cache
-        self._key = os.environ.get(settings.api_key_env) or ""
+        self.prices = prices or {}
+        self._key = os.environ.get(config.api_key_env) or ""
         self._openai = openai
-        self._client = _transport(settings.base_url, self._key or _NO_KEY, settings.timeout_s)
-        self._slots = _endpoint_slots(settings.base_url, settings.concurrency, settings.timeout_s)
+        self._client = _transport(config.base_url, self._key or _NO_KEY, config.timeout_s)
+        self._slots = _endpoint_slots(config.base_url, config.concurrency, config.timeout_s)
         self._jitter = random.Random()
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
-        self.calls: list[dict[str, Any]] = []  # one entry per call, in order
+        self.calls: list[CallTokens] = []  # one entry per call, in order
 
     # -- public
-    def chat(self, messages: list[dict[str, Any]], role: str = "default",
-             tools: Optional[list[dict[str, Any]]] = None, sample: int = 0) -> LLMReply:
-        params = self.settings.role(role)
-        request: dict[str, Any] = {"model": self.settings.model, "messages": messages,
+    def chat(self, messages: Sequence[dict[str, Any]], role: str = "default",
+             tools: Optional[Sequence[dict[str, Any]]] = None, sample: int = 0,
+             params: Optional[RoleParams] = None) -> LLMReply:
+        params = params or RoleParams()
+        request: dict[str, Any] = {"model": self.model, "messages": list(messages),
                                    "temperature": params.temperature,
                                    "max_tokens": params.max_tokens}
         for name in ("seed", "top_p"):
             if getattr(params, name) is not None:
                 request[name] = getattr(params, name)
         if tools:
-            request["tools"] = tools
-        key = request_key({**request, "base_url": self.settings.base_url}, sample)
+            request["tools"] = list(tools)
+        key = request_key({**request, "base_url": self.config.base_url}, sample)
         response = self.cache.get(key) if self.cache else None
         cached = response is not None
         if response is None:
             if self.cache and self.cache.mode == "replay":
-                raise LLMError(f"cache miss in replay mode ({self.settings.model}, role "
+                raise LLMError(f"cache miss in replay mode ({self.model}, role "
                                f"{role}); run with --cache rw to fill the cache")
             response = self._call_with_retries(request)
             if self.cache:
-                self.cache.put(key, self.settings.model, response)
+                self.cache.put(key, self.model, response)
         reply = _reply_of(response, cached)
         with self._lock:
             usage = self.usage.setdefault(role, RoleUsage())
@@ -152,8 +114,7 @@ class LLMClient:
             usage.tokens_in += reply.tokens_in
             usage.tokens_out += reply.tokens_out
             usage.cached += int(cached)
-            self.calls.append({"role": role, "tokens_in": reply.tokens_in,
-                               "tokens_out": reply.tokens_out, "cached": cached})
+            self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached))
         return reply
 
     def take_usage(self) -> dict[str, RoleUsage]:
@@ -162,23 +123,24 @@ class LLMClient:
             usage, self.usage = self.usage, {}
         return usage
 
-    def take_calls(self) -> list[dict[str, Any]]:
-        """Every call since the last take, in order: role, tokens in/out, cached."""
+    def take_calls(self) -> list[CallTokens]:
+        """Every call since the last take, in order."""
         with self._lock:
             calls, self.calls = self.calls, []
         return calls
 
     def cost(self, usage: dict[str, RoleUsage]) -> Optional[float]:
-        price = self.settings.prices.get(self.settings.model)
+        """USD for `usage`, rounded to a millionth; None without a price for the model."""
+        price = self.prices.get(self.model)
         if price is None:
             return None
         tokens_in = sum(u.tokens_in for u in usage.values())
         tokens_out = sum(u.tokens_out for u in usage.values())
-        return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+        return round((tokens_in * price[0] + tokens_out * price[1]) / 1e6, 6)
 
     # -- the endpoint
     def _call_with_retries(self, request: dict[str, Any]) -> dict[str, Any]:
-        attempts = self.settings.max_retries + 1
+        attempts = self.config.max_retries + 1
         last = ""
         for attempt in range(attempts):
             try:
@@ -189,8 +151,8 @@ class LLMClient:
                     raise ValueError("no choices in the response")
                 return data
             except self._openai.AuthenticationError:
-                raise UserError(f"the endpoint {self.settings.base_url} refused the API key; "
-                                f"set {self.settings.api_key_env}") from None
+                raise UserError(f"the endpoint {self.config.base_url} refused the API key; "
+                                f"set {self.config.api_key_env}") from None
             except (self._openai.BadRequestError, self._openai.NotFoundError,
                     self._openai.PermissionDeniedError, self._openai.UnprocessableEntityError) as exc:
                 raise LLMError(self._redact(f"the endpoint rejected the request "
@@ -198,15 +160,15 @@ class LLMClient:
             except self._openai.APIStatusError as exc:  # 429, 5xx and other statuses
                 last = f"HTTP {exc.status_code}"
             except self._openai.APITimeoutError:
-                last = f"timed out after {self.settings.timeout_s:g} s"
+                last = f"timed out after {self.config.timeout_s:g} s"
             except self._openai.APIConnectionError:
                 last = "connection failed or dropped"
             except ValueError as exc:  # the body is not the JSON of a completion
                 last = f"malformed response ({type(exc).__name__})"
             if attempt + 1 < attempts:
-                cap = min(self.settings.backoff_max_s, self.settings.backoff_s * 2 ** attempt)
+                cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** attempt)
                 time.sleep(self._jitter.uniform(0, cap))
-        raise LLMError(self._redact(f"{self.settings.base_url} failed {attempts} times, last: "
+        raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
 
     def _redact(self, text: str) -> str:

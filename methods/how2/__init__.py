@@ -26,40 +26,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from harness.protocols import Benchmark, EpisodeTools, Method, MethodNeeds, StreamContext
-from harness.records import EpisodeOutcome, Observation, TaskInfo
-from harness.teacher import TEACHER_STYLES
-
-from methods.how2 import prompts
-from methods.how2.memory import Entry, Memory, normalise
-from methods.how2.tools import ToolSet
-
-STRATEGIES = ("base", "just-ask", "memory-only", "parse", "relevance", "how2",
-              "curriculum", "ask-first")
-CURRICULUM_SUFFIX = ".curriculum"
-
-
-@dataclass(frozen=True)
-class StrategyFlags:
-    read_memory: bool
-    store: bool
-    relevance: bool
-    parse: bool
-    ask_first: bool = False
-
-
-FLAGS = {
-    "base": StrategyFlags(read_memory=False, store=False, relevance=False, parse=False),
-    "just-ask": StrategyFlags(read_memory=True, store=False, relevance=False, parse=False),
-    "memory-only": StrategyFlags(read_memory=True, store=True, relevance=False, parse=False),
-    "parse": StrategyFlags(read_memory=True, store=True, relevance=False, parse=True),
-    "relevance": StrategyFlags(read_memory=True, store=True, relevance=True, parse=False),
-    "how2": StrategyFlags(read_memory=True, store=True, relevance=True, parse=True),
-    "curriculum": StrategyFlags(read_memory=True, store=True, relevance=True, parse=True),
-    "ask-first": StrategyFlags(read_memory=True, store=True, relevance=True, parse=True,
-                               ask_first=True),
-}
-
+from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeTools, Method,
+                           MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
+                           curriculum_split, is_curriculum_split)
+from lifebench.methods.how2 import prompts
+from lifebench.methods.how2.memory import Entry, Memory, normalise
+from lifebench.methods.how2.reporting import how2_tables
+from lifebench.methods.how2.strategies import FLAGS, STRATEGIES
+from lifebench.methods.how2.tools import ToolSet
 
 @dataclass(frozen=True)
 class How2Config:
@@ -110,14 +84,15 @@ class How2Method(Method):
     name = "how2"
     Config = How2Config
     needs = MethodNeeds(llm=True, teacher=True)
+    tables = (how2_tables,)
 
     @classmethod
     def stream_problem(cls, config: How2Config, benchmark: Benchmark, split: str) -> Optional[str]:
         if config.strategy == "base" and config.teacher != How2Config.teacher:
             return "the base strategy asks no teacher: it runs once, with the default teacher"
-        ordered = split.endswith(CURRICULUM_SUFFIX)
+        ordered = is_curriculum_split(split)
         if config.strategy == "curriculum" and not ordered:
-            curriculum = f"{split}{CURRICULUM_SUFFIX}"
+            curriculum = curriculum_split(split)
             hint = (f"use --split {curriculum}" if benchmark.has_split(curriculum)
                     else f"{benchmark.name} has no curriculum-ordered splits")
             return f"the curriculum strategy runs on a curriculum-ordered split: {hint}"
@@ -127,16 +102,13 @@ class How2Method(Method):
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
-        from harness.llm.client import RoleParams
-
         c = self.config
         self.flags = FLAGS[c.strategy]
-        roles = ctx.llm.settings.roles
-        roles.setdefault("actor", RoleParams(temperature=c.actor_temperature,
-                                             max_tokens=c.max_tokens, seed=c.llm_seed))
-        for role in ("relevance", "ask", "parse", "teacher"):
-            roles.setdefault(role, RoleParams(temperature=c.role_temperature,
-                                              max_tokens=c.max_tokens, seed=c.llm_seed))
+        self.actor_params = RoleParams(temperature=c.actor_temperature, max_tokens=c.max_tokens,
+                                       seed=c.llm_seed)
+        # relevance, ask, parse and the LLM teacher
+        self.role_params = RoleParams(temperature=c.role_temperature, max_tokens=c.max_tokens,
+                                      seed=c.llm_seed)
         self.toolset = ToolSet.for_benchmark(ctx.benchmark.name)
         self.tools = self.toolset.schemas(with_memory=self.flags.read_memory)
         self.memory = Memory()
@@ -173,7 +145,8 @@ class How2Method(Method):
             self.pending_call = None
         non_env = invalid = 0
         while True:
-            reply = self.ctx.llm.chat(self._messages(), role="actor", tools=self.tools)
+            reply = self.ctx.llm.chat(self._messages(), role="actor", tools=self.tools,
+                                      params=self.actor_params)
             call = reply.tool_calls[0] if reply.tool_calls else None
             if call is None:
                 invalid += 1
@@ -211,7 +184,7 @@ class How2Method(Method):
                 self.turns.append([{"role": "user", "content": prompts.NO_OP_NOTE.format(
                     max_non_env=self.config.max_non_env)}])
                 self.env_steps += 1
-                return self.ctx.benchmark.noop_action
+                return self.task.noop_action
 
     def end_episode(self, outcome: EpisodeOutcome) -> None:
         self.pending_call = None
@@ -246,7 +219,7 @@ class How2Method(Method):
         # a cache miss: ask the teacher
         self.stats["cache_misses"] += 1
         question = self._ask(query)
-        answer = self.ctx.teacher.ask(question, self.config.teacher)
+        answer = self.ctx.teacher.ask(question, self.config.teacher, params=self.role_params)
         if flags.store:
             text, tags = self._parse(question, answer) if flags.parse else (answer, ())
             entry = Entry(text=text, question=question, query=normalise(query), tags=tags,
@@ -260,21 +233,24 @@ class How2Method(Method):
             {"role": "system", "content": prompts.RELEVANCE},
             {"role": "user", "content": prompts.RELEVANCE_USER.format(
                 observation=self._state_text(), query=query, question=entry.question,
-                entry=entry.text)}], role="relevance")
+                entry=entry.text)}], role="relevance",
+            params=self.role_params)
         return is_yes(reply.text)
 
     def _ask(self, query: str) -> str:
         reply = self.ctx.llm.chat([
             {"role": "system", "content": prompts.ASK},
             {"role": "user", "content": prompts.ASK_USER.format(
-                observation=self._state_text(), query=query)}], role="ask")
+                observation=self._state_text(), query=query)}], role="ask",
+            params=self.role_params)
         return reply.text.strip() or f"How do I get {query}?"
 
     def _parse(self, question: str, answer: str) -> tuple[str, tuple[str, ...]]:
         reply = self.ctx.llm.chat([
             {"role": "system", "content": prompts.PARSE},
             {"role": "user", "content": prompts.PARSE_USER.format(
-                observation=self._state_text(), question=question, answer=answer)}], role="parse")
+                observation=self._state_text(), question=question, answer=answer)}], role="parse",
+            params=self.role_params)
         return parse_advice(reply.text)
 
     # -- helpers

@@ -20,11 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from harness.protocols import EpisodeTools, Method, MethodNeeds, StreamContext
-from harness.records import Observation, TaskInfo
+from lifebench.api import EpisodeTools, Method, MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo
 
-from methods.react import prompts
-from methods.react.examples import ExampleBank
+from lifebench.methods.react import prompts
+from lifebench.methods.react.examples import ExampleBank
 
 _ACTION = re.compile(r"^\s*(?:\d+[.)]\s*)?action\s*:\s*(.+?)\s*$", re.I | re.M)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -64,11 +63,9 @@ class ReactMethod(Method):
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
-        from harness.llm.client import RoleParams
-
-        self.ctx.llm.settings.roles.setdefault(
-            "actor", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens,
-                                seed=self.config.llm_seed))
+        # One sampling setting for every role of the method (actor; Reflexion's reflection).
+        self.params = RoleParams(temperature=self.config.temperature,
+                                 max_tokens=self.config.max_tokens, seed=self.config.llm_seed)
         self.bank = ExampleBank(ctx.benchmark, self.config.example_steps)
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
@@ -93,7 +90,7 @@ class ReactMethod(Method):
         messages = self._messages()
         reply_text = ""
         for _ in range(self.config.format_retries + 1):
-            reply_text = self.ctx.llm.chat(messages, role="actor").text
+            reply_text = self.ctx.llm.chat(messages, role="actor", params=self.params).text
             thought, action = parse_reply(reply_text)
             if action:
                 self.turns.append((thought or "", action, ""))

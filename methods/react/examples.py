@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from harness.protocols import Benchmark
-from harness.records import Instance
+from lifebench.api import Benchmark, Instance
 
 
 class ExampleBank:

@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.protocols import EpisodeTools
-from harness.records import EpisodeOutcome, TaskInfo
+from lifebench.api import EpisodeOutcome, EpisodeTools, Status, TaskInfo
 
-from methods.react import ReactConfig, ReactMethod
-from methods.reflexion import prompts
+from lifebench.methods.react import ReactConfig, ReactMethod
+from lifebench.methods.reflexion import prompts
 
 
 @dataclass(frozen=True)
@@ -35,11 +34,6 @@ class ReflexionMethod(ReactMethod):
 
     def setup(self, ctx: Any) -> None:
         super().setup(ctx)
-        from harness.llm.client import RoleParams
-
-        self.ctx.llm.settings.roles.setdefault(
-            "reflection", RoleParams(temperature=self.config.temperature, max_tokens=self.config.max_tokens,
-                                     seed=self.config.llm_seed))
         self.reflections: dict[str, list[str]] = {}
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
@@ -53,14 +47,14 @@ class ReflexionMethod(ReactMethod):
     def end_episode(self, outcome: EpisodeOutcome) -> None:
         if outcome.success:
             return
-        steps = outcome.trajectory[-self.config.reflect_steps:]
+        steps = outcome.transitions[-self.config.reflect_steps:]
         lines = [f"Task: {self.first}"] if self.first else []
         lines += [f"> {action}\n{observation}" for action, observation in steps]
-        if outcome.status == "budget_exhausted":
+        if outcome.status is Status.BUDGET_EXHAUSTED:
             lines.append("(The attempt ran out of steps.)")
         reply = self.ctx.llm.chat([{"role": "user",
                                     "content": prompts.REFLECT.format(attempt="\n".join(lines))}],
-                                  role="reflection")
+                                  role="reflection", params=self.params)
         self.reflections.setdefault(outcome.task.instance.instance_id, []).append(reply.text.strip())
 
     def state(self) -> Any:

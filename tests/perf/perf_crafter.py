@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import crafter  # noqa: E402
 
-from benchmarks.crafter.env import CrafterEnv  # noqa: E402
-from benchmarks.crafter.text import ACTION_NAMES  # noqa: E402
+from lifebench.benchmarks.crafter.env import CrafterEnv  # noqa: E402
+from lifebench.benchmarks.crafter.text import ACTION_NAMES  # noqa: E402
 
 
 def plan(world: int, steps: int) -> list[int]:

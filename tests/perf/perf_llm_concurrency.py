@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.run import RunOptions, execute  # noqa: E402
-from harness.spec import LLMRunSettings, RunSpec  # noqa: E402
+from lifebench.api import Budget  # noqa: E402
+from lifebench.runner.run import execute  # noqa: E402
+from lifebench.config.run import ExecutionConfig, LLMConfig, RunConfig  # noqa: E402
 
 
 REPLY = "Thought: I will take stock first.\nAction: think: what does the recipe need?"
@@ -29,12 +29,12 @@ REPLY = "Thought: I will take stock first.\nAction: think: what does the recipe 
 
 def episodes_per_s(base_url: str, streams: int, concurrency: int, limit: int,
                    steps: int) -> tuple[float, int, int]:
-    spec = RunSpec(benchmarks=("plancraft",), methods=("react",), splits={"plancraft": ("val.small",)},
-                   seeds=tuple(range(streams)), limit=limit, model="fixed", budgets=(steps,),
-                   llm=LLMRunSettings(base_url=base_url, cache="off", concurrency=max(64, streams)))
+    spec = RunConfig(benchmarks=("plancraft",), methods=("react",), splits={"plancraft": ("val.small",)},
+                   seeds=tuple(range(streams)), limit=limit, model="fixed", budgets=(Budget(steps),),
+                   llm=LLMConfig(base_url=base_url, cache="off", concurrency=max(64, streams)))
     with tempfile.TemporaryDirectory() as out:
         began = time.perf_counter()
-        outcome = execute(spec, RunOptions(out=Path(out), workers=0, progress=False,
+        outcome = execute(spec, ExecutionConfig(out=out, workers=0, progress=False,
                                            concurrency=concurrency, trajectories=False))
         elapsed = time.perf_counter() - began
     return outcome.results / elapsed, outcome.results, outcome.successes
@@ -50,7 +50,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         script = Path(scratch) / "reply.json"
         script.write_text(json.dumps([REPLY]))
-        server = subprocess.Popen([sys.executable, "-m", "harness.llm.fakeserver", "--port", "0",
+        server = subprocess.Popen([sys.executable, "-m", "lifebench.testing.fakeserver", "--port", "0",
                                    "--script", str(script), "--latency-ms", str(args.latency_ms)],
                                   stdout=subprocess.PIPE, text=True,
                                   cwd=Path(__file__).resolve().parents[2])

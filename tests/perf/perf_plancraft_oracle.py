@@ -16,22 +16,19 @@ from __future__ import annotations
 
 import argparse
 import copy
-import sys
 import tempfile
 import time
-from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import plancraft.simple as plancraft_simple  # noqa: E402
 from plancraft.environment.env import PlancraftEnvironment  # noqa: E402
 from plancraft.environment.planner import get_subplans  # noqa: E402
 
-from benchmarks.plancraft import PlancraftBenchmark  # noqa: E402
-from benchmarks.plancraft.env import TextOnlyPlancraftEnvironment  # noqa: E402
-from harness.run import RunOptions, execute  # noqa: E402
-from harness.spec import RunSpec  # noqa: E402
+from lifebench.benchmarks.plancraft import PlancraftBenchmark  # noqa: E402
+from lifebench.benchmarks.plancraft.env import TextOnlyPlancraftEnvironment  # noqa: E402
+from lifebench.runner.run import execute  # noqa: E402
+from lifebench.config.run import ExecutionConfig, RunConfig  # noqa: E402
 
 
 def bare_loop(examples) -> int:
@@ -54,9 +51,9 @@ def bare_loop(examples) -> int:
 
 def lifebench_loop(split: str, limit: int | None) -> int:
     with tempfile.TemporaryDirectory() as out:
-        spec = RunSpec(benchmarks=("plancraft",), methods=("oracle",), splits={"plancraft": (split,)},
+        spec = RunConfig(benchmarks=("plancraft",), methods=("oracle",), splits={"plancraft": (split,)},
                        limit=limit)
-        outcome = execute(spec, RunOptions(out=Path(out), workers=0, progress=False))
+        outcome = execute(spec, ExecutionConfig(out=out, workers=0, progress=False))
         return outcome.successes
 
 

@@ -12,24 +12,21 @@ Then a scaling estimate for a cluster, from the per-event cost measured here.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from harness.run import RunOptions, execute  # noqa: E402
-from harness.spec import RunSpec  # noqa: E402
+from lifebench.runner.run import execute  # noqa: E402
+from lifebench.config.run import ExecutionConfig, RunConfig  # noqa: E402
 
-SPEC = RunSpec(benchmarks=("plancraft",), methods=("random", "oracle"),
+SPEC = RunConfig(benchmarks=("plancraft",), methods=("random", "oracle"),
                splits={"plancraft": ("val", "val.repeated")})
 
 
 def timed(executor: str, workers: int) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as out:
         began = time.perf_counter()
-        outcome = execute(SPEC, RunOptions(out=Path(out), workers=workers, executor=executor,
+        outcome = execute(SPEC, ExecutionConfig(out=out, workers=workers, executor=executor,
                                            progress=False, trajectories=True))
         return time.perf_counter() - began, outcome.results
 
@@ -37,8 +34,8 @@ def timed(executor: str, workers: int) -> tuple[float, int]:
 def writer_records_per_s(count: int = 2000) -> float:
     """The driver's own ceiling: how fast one writer commits records (stateless, no
     trajectories), each appended and fsync'd."""
-    from harness.records import EpisodeRecord
-    from harness.store import ResultsStore
+    from lifebench.api import EpisodeRecord
+    from lifebench.store.results import ResultsStore
 
     record = EpisodeRecord(run_id="perf", benchmark="plancraft", benchmark_config_hash="",
                            split="val", instance_id="x", method="random", method_config_hash="h",

@@ -25,11 +25,10 @@ from pathlib import Path
 from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
-from benchmarks.scienceworld import ScienceWorldBenchmark, jvm  # noqa: E402
-from harness.run import RunOptions, execute  # noqa: E402
-from harness.spec import RunSpec  # noqa: E402
+from lifebench.benchmarks.scienceworld import ScienceWorldBenchmark, jvm  # noqa: E402
+from lifebench.runner.run import execute  # noqa: E402
+from lifebench.config.run import ExecutionConfig, RunConfig  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -67,8 +66,8 @@ def bare_loop(instances) -> Timing:
 def lifebench_loop(split: str) -> Timing:
     """The real runner in this process; episode and reset times are taken by wrapping the
     runner's episode function and the adapter's reset."""
-    import harness.stream
-    from benchmarks.scienceworld.env import ScienceWorldTaskEnv
+    import lifebench.runner.unit
+    from lifebench.benchmarks.scienceworld.env import ScienceWorldTaskEnv
 
     durations = {"episodes": 0.0, "resets": 0.0}
 
@@ -83,14 +82,14 @@ def lifebench_loop(split: str) -> Timing:
 
     timing = Timing()
     with tempfile.TemporaryDirectory() as out, \
-            mock.patch.object(harness.stream, "play_episode",
-                              timed_call("episodes", harness.stream.play_episode)), \
+            mock.patch.object(lifebench.runner.unit, "play_episode",
+                              timed_call("episodes", lifebench.runner.unit.play_episode)), \
             mock.patch.object(ScienceWorldTaskEnv, "reset",
                               timed_call("resets", ScienceWorldTaskEnv.reset)):
-        spec = RunSpec(benchmarks=("scienceworld",), methods=("oracle",),
+        spec = RunConfig(benchmarks=("scienceworld",), methods=("oracle",),
                        splits={"scienceworld": (split,)})
         start = time.perf_counter()
-        outcome = execute(spec, RunOptions(out=Path(out), workers=0, progress=False))
+        outcome = execute(spec, ExecutionConfig(out=out, workers=0, progress=False))
         timing.total_s = time.perf_counter() - start
         records = (Path(out) / "episodes.jsonl").read_text().splitlines()
         timing.steps = sum(json.loads(line)["steps"] for line in records)
@@ -127,7 +126,7 @@ def descendants(pid: int) -> list[int]:
 def peak_worker_memory(split: str) -> tuple[float, int]:
     """Run oracle over `split` with one worker; sample worker + JVM RSS every 0.2 s."""
     with tempfile.TemporaryDirectory() as out:
-        proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "--no-progress",
+        proc = subprocess.Popen([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
                                  "--benchmark", "scienceworld", "--split", split, "--method",
                                  "oracle", "--workers", "1", "--out", out], cwd=ROOT,
                                 stdout=subprocess.DEVNULL)

@@ -18,25 +18,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import textworld  # noqa: E402
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler  # noqa: E402
 
-import harness.stream  # noqa: E402
-from benchmarks.alfworld import AlfworldBenchmark, speedups  # noqa: E402
-from benchmarks.alfworld.env import AlfworldEnv  # noqa: E402
-from benchmarks.textworld import TextWorldBenchmark  # noqa: E402
-from benchmarks.textworld.env import CookingEnv, jericho_seed  # noqa: E402
-from harness.run import RunOptions, execute  # noqa: E402
-from harness.spec import RunSpec  # noqa: E402
+import lifebench.runner.unit  # noqa: E402
+from lifebench.benchmarks.alfworld import AlfworldBenchmark, speedups  # noqa: E402
+from lifebench.benchmarks.alfworld.env import AlfworldEnv  # noqa: E402
+from lifebench.benchmarks.textworld import TextWorldBenchmark  # noqa: E402
+from lifebench.benchmarks.textworld.env import CookingEnv, jericho_seed  # noqa: E402
+from lifebench.api import Budget  # noqa: E402
+from lifebench.runner.run import execute  # noqa: E402
+from lifebench.config.run import ExecutionConfig, RunConfig  # noqa: E402
 
 
 @dataclass
@@ -111,11 +110,11 @@ def lifebench_loop(benchmark: str, split: str, instance_ids: list[str], env_cls)
 
     timing = Timing()
     with tempfile.TemporaryDirectory() as out, \
-            mock.patch.object(harness.stream, "play_episode", timed("episodes", harness.stream.play_episode)), \
+            mock.patch.object(lifebench.runner.unit, "play_episode", timed("episodes", lifebench.runner.unit.play_episode)), \
             mock.patch.object(env_cls, "reset", timed("resets", env_cls.reset)):
-        spec = RunSpec(benchmarks=(benchmark,), methods=("oracle",), splits={benchmark: (split,)},
-                       instances=tuple(instance_ids), budgets=(200,))
-        outcome = execute(spec, RunOptions(out=Path(out), workers=0, progress=False,
+        spec = RunConfig(benchmarks=(benchmark,), methods=("oracle",), splits={benchmark: (split,)},
+                       instances=tuple(instance_ids), budgets=(Budget(200),))
+        outcome = execute(spec, ExecutionConfig(out=out, workers=0, progress=False,
                                            trajectories=True))
         records = [json.loads(line) for line in (Path(out) / "episodes.jsonl").read_text().splitlines()]
     timing.steps = sum(r["steps"] for r in records)

@@ -1,0 +1,24 @@
+"""Build the Crafter split manifests: one instance per world seed.
+
+    python -m lifebench.benchmarks.crafter.build_splits
+
+`seeds-100` is world seeds 0..99 and `seeds-1000` 0..999; instance `world-S` is the world
+crafter's `Env(seed=S)` generates.
+"""
+
+from __future__ import annotations
+
+from lifebench.benchmarks.manifests import write_checksums, write_manifest
+
+SIZES = {"seeds-100": 100, "seeds-1000": 1000}
+
+
+def build() -> None:
+    for split, n in SIZES.items():
+        rows = [{"instance_id": f"world-{s}", "world_seed": s} for s in range(n)]
+        print(f"{split}: {len(rows)} instances -> {write_manifest('crafter', split, rows)}")
+    print(f"checksums -> {write_checksums()}")
+
+
+if __name__ == "__main__":
+    build()

@@ -1,0 +1,48 @@
+"""The public surface for plugins: contracts, records, errors, reporting declarations.
+
+A benchmark or method plugin imports from here and nothing else of lifebench's:
+
+    from lifebench.api import Benchmark, Method, MethodNeeds, Observation, Step
+
+`lifebench.api.stats` holds the intervals and tests that the leaderboard uses, for
+plugins' own tables. This package imports nothing of lifebench above it.
+"""
+
+from lifebench.api.budget import DEFAULT_BUDGET, Budget
+from lifebench.api.errors import EnvError, LLMError, UserError, unknown_name
+from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall
+from lifebench.api.protocols import (CURRICULUM_SUFFIX, Benchmark, Env, EpisodeTools, Method,
+                                     MethodNeeds, NoConfig, OraclePolicy, StreamContext,
+                                     base_split, curriculum_split, episode_rng,
+                                     is_curriculum_split)
+from lifebench.api.records import (SCHEMA_VERSION, CallTokens, EpisodeOutcome, EpisodeRecord,
+                                   EpisodeTrajectory, Instance, Observation, RecordKey,
+                                   RoleUsage, RunManifest, Status, Step, TaskInfo,
+                                   TrajectoryStep)
+from lifebench.api.reporting import (PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, Table,
+                                     TableMaker, aggregate_trials)
+from lifebench.api.teaching import (TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
+                                    remaining_sequence)
+
+__all__ = [
+    # contracts
+    "Benchmark", "Env", "EpisodeTools", "Method", "MethodNeeds", "NoConfig", "OraclePolicy",
+    "StreamContext", "episode_rng",
+    # splits
+    "CURRICULUM_SUFFIX", "base_split", "curriculum_split", "is_curriculum_split",
+    # records
+    "SCHEMA_VERSION", "CallTokens", "EpisodeOutcome", "EpisodeRecord", "EpisodeTrajectory",
+    "Instance", "Observation", "RecordKey", "RoleUsage", "RunManifest", "Status", "Step",
+    "TaskInfo", "TrajectoryStep",
+    # budgets
+    "Budget", "DEFAULT_BUDGET",
+    # errors
+    "EnvError", "LLMError", "UserError", "unknown_name",
+    # the LLM, as methods see it
+    "ChatModel", "LLMReply", "RoleParams", "ToolCall",
+    # the teacher
+    "TEACHER_STYLES", "PlanStep", "Teacher", "TeacherPlan", "remaining_sequence",
+    # reporting
+    "PER_TASK_METRICS", "TRIAL_AGGREGATIONS", "Metric", "Table", "TableMaker",
+    "aggregate_trials",
+]

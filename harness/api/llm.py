@@ -1,0 +1,45 @@
+"""What a method sees of the LLM: one chat call and its typed reply.
+
+The harness gives a method with `needs.llm` a `ChatModel` in `ctx.llm` (the client of
+`lifebench.llm`, bound to the run's endpoint and cache). A method passes its own
+`RoleParams` with each call: sampling settings belong to the method's config, and the
+client, which the stream's other users share (the teacher), is never reconfigured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class RoleParams:
+    """Sampling settings of one role (actor, reflection, teacher, ...)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: Optional[int] = None
+    top_p: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    tokens_in: int
+    tokens_out: int
+    cached: bool
+
+
+class ChatModel(Protocol):
+    """`ctx.llm`: one chat completion per call, accounted under `role` in the records."""
+
+    def chat(self, messages: Sequence[dict[str, Any]], role: str = "default",
+             tools: Optional[Sequence[dict[str, Any]]] = None, sample: int = 0,
+             params: Optional[RoleParams] = None) -> LLMReply: ...

@@ -1,0 +1,366 @@
+"""The contracts between the harness and its plugins: Benchmark, Env, Method.
+
+A benchmark plugin subclasses `Benchmark`; a method plugin subclasses `Method`. Both are
+registered through entry points (`lifebench.benchmarks`, `lifebench.methods`), the
+built-ins included. The harness owns the episode loop: it counts actions, enforces
+budgets and timeouts, and records trajectories; plugins never do.
+
+What a plugin declares (the class attributes below) is checked when its class is made:
+an attribute the contract does not know (a typo such as `trial_agregation`) or a value
+out of range is a TypeError, reported when the plugin loads.
+"""
+
+from __future__ import annotations
+
+import abc
+import difflib
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtime_checkable
+
+from lifebench.api.budget import Budget
+from lifebench.api.errors import UserError, unknown_name
+from lifebench.api.llm import ChatModel
+from lifebench.api.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
+from lifebench.api.reporting import PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, TableMaker
+from lifebench.api.teaching import PlanStep, Teacher, TeacherPlan, remaining_sequence
+
+# A split in recipe-dependency order (How²'s curriculum ablation) is named after the split
+# it reorders: "val" -> "val.curriculum".
+CURRICULUM_SUFFIX = ".curriculum"
+
+
+def curriculum_split(split: str) -> str:
+    return f"{split}{CURRICULUM_SUFFIX}"
+
+
+def is_curriculum_split(split: str) -> bool:
+    return split.endswith(CURRICULUM_SUFFIX)
+
+
+def base_split(split: str) -> str:
+    """The split a curriculum split reorders (the split itself otherwise)."""
+    return split[: -len(CURRICULUM_SUFFIX)] if is_curriculum_split(split) else split
+
+
+@runtime_checkable
+class Env(Protocol):
+    """One environment per episode, in the spirit of gymnasium's reset/step.
+
+    Optional extras an env may define, which the harness uses when present:
+    `snapshot() -> object` and `restore(snapshot)` (otherwise the harness falls back to
+    reset-and-replay), `sample_action(rng) -> str` (a uniform draw from `valid_actions()`
+    without building the list), `query(name) -> str` (free information: "look",
+    "inventory"), `render()` (an image) and `episode_extra() -> dict` (fields for the
+    record's `extra`).
+    """
+
+    def reset(self) -> Observation: ...
+
+    def step(self, action: str) -> Step: ...
+
+    def valid_actions(self) -> list[str]:
+        """Well-formed actions in the current state. Computed only when asked."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class OraclePolicy(Protocol):
+    """A benchmark's solver bound to one env: the next correct action for an observation."""
+
+    def next_action(self, observation: Observation) -> str: ...
+
+
+@dataclass(frozen=True)
+class NoConfig:
+    """Config of a plugin that takes no arguments."""
+
+
+def _check_declarations(cls: type, kind: str, known: dict[str, Callable[[Any], Optional[str]]]) -> None:
+    """Every public, non-callable class attribute that `cls` sets must be one the contract
+    declares, with a valid value (a check returns the problem, or None)."""
+    for name, value in vars(cls).items():
+        if name.startswith("_") or name[:1].isupper():
+            continue  # private names, constants and `Config`
+        if isinstance(value, (property, classmethod, staticmethod)) or callable(value):
+            continue
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{kind} {cls.__qualname__}: unknown attribute {name!r}{hint}; a "
+                            f"{kind} declares: {', '.join(sorted(known))}")
+        problem = known[name](value)
+        if problem:
+            raise TypeError(f"{kind} {cls.__qualname__}: {name} {problem}")
+
+
+def _is(*types: type) -> Callable[[Any], Optional[str]]:
+    names = " or ".join(t.__name__ for t in types)
+    return lambda v: None if isinstance(v, types) else f"must be {names}, got {v!r}"
+
+
+def _one_of(choices: Iterable[str]) -> Callable[[Any], Optional[str]]:
+    allowed = tuple(choices)
+    return lambda v: None if v in allowed else f"must be one of {', '.join(allowed)}, got {v!r}"
+
+
+def _metrics(value: Any) -> Optional[str]:
+    ok = isinstance(value, (tuple, list)) and all(isinstance(m, Metric) for m in value)
+    return None if ok else "must be a tuple of lifebench.api.Metric"
+
+
+def _tables(value: Any) -> Optional[str]:
+    ok = isinstance(value, (tuple, list)) and all(callable(t) for t in value)
+    return None if ok else "must be a tuple of functions (records -> tables)"
+
+
+def _names(value: Any) -> Optional[str]:
+    ok = isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value)
+    return None if ok else f"must be a tuple of names, got {value!r}"
+
+
+class Benchmark(abc.ABC):
+    """A benchmark adapter. One instance per process and config; it may cache loaded data.
+
+    `Config` (a frozen dataclass) holds options that change the benchmark itself, set with
+    `--benchmark-arg KEY=VALUE`; a non-default config is part of every record's key.
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type] = NoConfig
+    default_budget: ClassVar[int]
+    # The splits `make bench` and a bare `lifebench run --benchmark X` use.
+    default_splits: ClassVar[tuple[str, ...]] = ()
+    # The split that methods which learn before testing (`needs.support`) learn from.
+    support_split: ClassVar[Optional[str]] = None
+    # Distributions whose versions the run manifest records.
+    packages: ClassVar[tuple[str, ...]] = ()
+    # Kinds of split this benchmark can generate (`lifebench splits make KIND --n N --seed S`).
+    split_generators: ClassVar[tuple[str, ...]] = ()
+    # The instance metadata key naming an instance's task family (ScienceWorld's task,
+    # ALFWorld's task type, Plancraft's target): records carry it as `task_family`, and
+    # the leaderboard clusters intervals and makes per-task tables by it.
+    task_family_key: ClassVar[Optional[str]] = None
+    # What one stream needs from a Ray cluster (`--executor ray`): CPUs, and memory in bytes
+    # for benchmarks that start a simulator (ScienceWorld's JVM).
+    ray_resources: ClassVar[dict[str, float]] = {"num_cpus": 1}
+    # Environment variables the benchmark reads (where its data is, its simulator's
+    # options): the workers of a Ray instance started by a run get them from the driver.
+    environment: ClassVar[tuple[str, ...]] = ()
+    # An action that changes nothing and is always accepted (methods that must spend a
+    # step without acting, e.g. How² after too many non-environment actions).
+    noop_action: ClassVar[str] = "look"
+    # -- reporting (see lifebench.api.reporting)
+    # Leaderboard columns of this benchmark's table, beyond success, score and steps.
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    # Further tables from this benchmark's result records.
+    tables: ClassVar[tuple[TableMaker, ...]] = ()
+    # How an instance's trials count by default (`lifebench leaderboard --trials` overrides).
+    trial_aggregation: ClassVar[str] = "all"
+    # What the per-task table shows: "success" (a rate) or "score" (a mean).
+    per_task_metric: ClassVar[str] = "success"
+    # Whether success is reaching a goal at some step (then success under smaller budgets
+    # follows from the step of success); Crafter's success is surviving to the end.
+    budget_curves: ClassVar[bool] = True
+
+    _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
+        "name": _is(str), "default_budget": _is(int), "default_splits": _names,
+        "support_split": _is(str, type(None)), "packages": _names,
+        "split_generators": _names, "task_family_key": _is(str, type(None)),
+        "ray_resources": _is(dict), "environment": _names, "noop_action": _is(str),
+        "metrics": _metrics,
+        "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),
+        "per_task_metric": _one_of(PER_TASK_METRICS), "budget_curves": _is(bool),
+    }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _check_declarations(cls, "benchmark", Benchmark._DECLARED)
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
+        self._loaded: dict[str, list[Instance]] = {}
+        self._by_id: dict[str, dict[str, Instance]] = {}
+
+    @property
+    @abc.abstractmethod
+    def instructions(self) -> str:
+        """The manual an LLM agent is given: action syntax and rules."""
+
+    @abc.abstractmethod
+    def splits(self) -> list[str]: ...
+
+    def has_split(self, split: str) -> bool:
+        """Whether `split` names a split of this benchmark, generated yet or not."""
+        return split in self.splits()
+
+    def check_split(self, split: str) -> None:
+        """Raise UserError (naming the choices, or the command that makes it) unless the
+        split can be run here."""
+        if split not in self.splits():
+            raise unknown_name(f"split of {self.name}", split, self.splits())
+
+    def generate_split(self, kind: str, n: int, seed: int) -> str:
+        """Generate a split of `n` instances from `seed`; returns its name."""
+        raise UserError(f"benchmark {self.name!r} generates no splits")
+
+    def instances(self, split: str) -> list[Instance]:
+        """The split's instances in their fixed order, loaded once per process."""
+        if split not in self._loaded:
+            self._loaded[split] = self.load_instances(split)
+        return self._loaded[split]
+
+    def instance(self, split: str, instance_id: str) -> Instance:
+        """One instance of a split, by id (KeyError for an id the split does not have)."""
+        if split not in self._by_id:
+            self._by_id[split] = {i.instance_id: i for i in self.instances(split)}
+        return self._by_id[split][instance_id]
+
+    @abc.abstractmethod
+    def load_instances(self, split: str) -> list[Instance]:
+        """Read the split's instances. Raises UserError for bad splits or missing data."""
+
+    @abc.abstractmethod
+    def make_env(self, instance: Instance, seed: int) -> Env: ...
+
+    def oracle(self, env: Env) -> OraclePolicy:
+        raise UserError(f"benchmark {self.name!r} has no oracle; use a method that does not need one")
+
+    @property
+    def has_oracle(self) -> bool:
+        return type(self).oracle is not Benchmark.oracle
+
+    def teacher_plan(self, env: Env, played: tuple[str, ...], oracle: OraclePolicy) -> TeacherPlan:
+        """The plan a teacher explains, from the env's current state, given the actions
+        played so far in the episode and the episode's oracle (made before reset). By
+        default the part of the oracle's fixed sequence (walkthrough, gold path) not yet
+        followed; a benchmark with a planner overrides this to plan from the actual state."""
+        sequence = getattr(oracle, "sequence", None)
+        if sequence is None:
+            raise UserError(f"benchmark {self.name!r} has no teacher: its oracle gives no plan")
+        rest = remaining_sequence(sequence(), played)
+        return TeacherPlan(steps=tuple(PlanStep(a, a, a) for a in rest))
+
+    def task_family(self, instance: Instance) -> Optional[str]:
+        if self.task_family_key is None or instance.metadata.get(self.task_family_key) is None:
+            return None
+        return str(instance.metadata[self.task_family_key])
+
+    def budget(self, instance: Instance) -> int:
+        """The default step budget of an instance (the protocol's, when it varies by task)."""
+        return self.default_budget
+
+    def check_available(self) -> None:
+        """Raise UserError (naming the fix) when the benchmark's package or data is missing."""
+
+
+@dataclass(frozen=True)
+class EpisodeTools:
+    """Per-episode handles a method may use; nothing here is computed until called."""
+
+    valid_actions: Callable[[], list[str]]
+    sample_action: Callable[[random.Random], str]
+    # Free, env-specific information that costs no action (ScienceWorld: "look",
+    # "inventory", "task"); raises ValueError for what the env does not answer.
+    query: Callable[[str], str]
+    oracle: Optional[OraclePolicy] = None
+    # The env's image (e.g. Crafter's frame), drawn only when called; raises ValueError
+    # for envs that have none.
+    render: Optional[Callable[[], Any]] = None
+
+
+@dataclass(frozen=True)
+class MethodNeeds:
+    llm: bool = False
+    oracle: bool = False
+    support: bool = False
+    teacher: bool = False  # `ctx.teacher` (answers from the benchmark's oracle)
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    """What a method learns once per stream, in `setup`."""
+
+    benchmark: Benchmark
+    split: str
+    seed: int
+    budget: Budget  # as asked; each episode's steps are in TaskInfo.budget_steps
+    model: Optional[str]
+    llm: Optional[ChatModel] = None  # for methods with needs.llm
+    teacher: Optional[Teacher] = None  # for methods with needs.teacher
+
+
+class Method(abc.ABC):
+    """A method plugin. One object per stream: its memory lives for the whole stream.
+
+    Every hook but `act` is optional. `state()`/`load_state()` make a lifelong method
+    resumable: the runner saves `state()` after every finished episode and, on resume,
+    builds a fresh method, calls `setup` and then `load_state` with what it saved.
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type] = NoConfig
+    needs: ClassVar[MethodNeeds] = MethodNeeds()
+    # Stateless methods keep nothing across episodes, so their streams may be sharded.
+    stateless: ClassVar[bool] = False
+    # -- reporting (see lifebench.api.reporting): columns for the tables of the
+    # benchmarks it runs on, and tables of its own from its result records.
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    tables: ClassVar[tuple[TableMaker, ...]] = ()
+
+    _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
+        "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
+        "metrics": _metrics, "tables": _tables,
+    }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _check_declarations(cls, "method", Method._DECLARED)
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
+
+    @classmethod
+    def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
+        """Why this config cannot run on this benchmark split (a grid skips the pair, a
+        single request fails with it); None when it can."""
+        return None
+
+    def setup(self, ctx: StreamContext) -> None:
+        self.ctx = ctx
+
+    def prepare(self, support: list[Instance]) -> None:
+        """Learn from a support split before the stream starts."""
+
+    def explore(self, env: Env, budget_steps: int) -> None:
+        """Explore an instance before its episode (IGE, AutoContext). Called when the
+        method's config has a positive `explore_steps`, on a separate env of the same
+        instance with `snapshot()/restore()`; stepping past the budget ends exploration."""
+
+    def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
+        """Called before reset. `tools` gives this episode's valid actions on request, and
+        the benchmark's oracle to methods with `needs.oracle`."""
+
+    @abc.abstractmethod
+    def act(self, observation: Observation) -> str: ...
+
+    def end_episode(self, outcome: EpisodeOutcome) -> None:
+        """Reflection and memory writes."""
+
+    def state(self) -> Any:
+        """JSON-serialisable memory for resume; None when the method keeps none."""
+        return None
+
+    def load_state(self, state: Any) -> None:
+        """Restore what `state()` returned."""
+
+    def episode_extra(self) -> dict[str, Any]:
+        """Method-specific fields for the record's `extra` (e.g. teacher interventions)."""
+        return {}
+
+
+def episode_rng(seed: int, *parts: Any) -> random.Random:
+    """A RNG seeded from the stream seed and the episode identity (not from run order),
+    so a sharded or resumed stream draws exactly what an uninterrupted one draws."""
+    return random.Random("/".join(str(p) for p in (seed, *parts)))

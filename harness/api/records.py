@@ -1,0 +1,408 @@
+"""Typed records that cross lifebench's boundaries.
+
+Going in: `Instance`, `TaskInfo`, `Observation`; coming back: `Step`; at the end of an
+episode one `EpisodeOutcome` (what the method is told, and what the record is made of);
+on disk one `EpisodeRecord` per episode (`episodes.jsonl`), its typed trajectory
+(`EpisodeTrajectory` of `TrajectoryStep`s, in `trajectories/<stream>.jsonl`) and one
+`RunManifest` per invocation (`manifest.json`).
+
+Records outlive the code that wrote them: a field keeps its name and meaning once
+released; new fields come with a new `SCHEMA_VERSION`, and `EpisodeRecord.from_dict`
+upgrades older records when it reads them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from lifebench.api.budget import Budget
+
+# 1: the first release (harness-owned values in `extra`);
+# 2: those values as typed fields (budget, attempt, error, task_family, success_step,
+#    llm_usage, llm_call_tokens, cost_usd, explore_steps, benchmark_config).
+SCHEMA_VERSION = 2
+
+
+class Status(str, enum.Enum):
+    """How an episode ended. `ok` and `budget_exhausted` are the method's results; the
+    others are infrastructure failures: recorded, retried (all but `agent_error`), and
+    never counted as the method's failure."""
+
+    OK = "ok"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    AGENT_ERROR = "agent_error"
+    ENV_ERROR = "env_error"
+    LLM_ERROR = "llm_error"
+    TIMEOUT = "timeout"
+
+    @property
+    def is_result(self) -> bool:
+        return self in (Status.OK, Status.BUDGET_EXHAUSTED)
+
+    @property
+    def is_retried(self) -> bool:
+        """Failures worth another attempt: a method's own error would only repeat."""
+        return self in (Status.ENV_ERROR, Status.LLM_ERROR, Status.TIMEOUT)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RESULT_STATUSES = tuple(s for s in Status if s.is_result)
+FAILURE_STATUSES = tuple(s for s in Status if not s.is_result)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One task of a benchmark split. `instance_id` is stable across versions of lifebench."""
+
+    instance_id: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Benchmark-private payload (e.g. the parsed example); never written to results.
+    payload: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Observation:
+    """What the agent sees. `data` holds structured state for oracles and non-text agents."""
+
+    text: str
+    data: Optional[dict[str, Any]] = None
+    image: Any = None
+
+
+@dataclass
+class Step:
+    """Result of one `Env.step`."""
+
+    observation: Observation
+    reward: float = 0.0
+    done: bool = False
+    score: float = 0.0
+    success: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """What a method is told when an episode begins."""
+
+    benchmark: str
+    split: str
+    instance: Instance
+    seed: int
+    trial: int
+    episode_index: int
+    budget_steps: int  # the steps this episode may take
+    instructions: str
+    # An action that changes nothing and is always accepted (for a method that must spend
+    # a step without acting).
+    noop_action: str = "look"
+
+
+@dataclass(frozen=True)
+class TrajectoryStep:
+    """One entry of a trajectory: the first is the observation after reset (no action)."""
+
+    observation: str
+    action: Optional[str] = None
+    reward: Optional[float] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.action is None:
+            return {"observation": self.observation}
+        return {"action": self.action, "observation": self.observation, "reward": self.reward}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrajectoryStep":
+        return cls(observation=data["observation"], action=data.get("action"),
+                   reward=data.get("reward"))
+
+
+@dataclass(frozen=True)
+class EpisodeTrajectory:
+    """One line of `trajectories/<stream>.jsonl`: an episode's steps, attempt by attempt."""
+
+    episode_index: int
+    instance_id: str
+    trial: int
+    attempt: int
+    status: Status
+    steps: tuple[TrajectoryStep, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"episode_index": self.episode_index, "instance_id": self.instance_id,
+                "trial": self.trial, "attempt": self.attempt, "status": self.status.value,
+                "steps": [s.to_dict() for s in self.steps]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EpisodeTrajectory":
+        return cls(episode_index=data["episode_index"], instance_id=data["instance_id"],
+                   trial=data["trial"], attempt=data.get("attempt", 0),
+                   status=Status(data["status"]),
+                   steps=tuple(TrajectoryStep.from_dict(s) for s in data["steps"]))
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """How an episode ended: what `Method.end_episode` is told (before its own extras are
+    known) and what the episode's record is made of."""
+
+    task: TaskInfo
+    status: Status
+    success: bool = False
+    score: float = 0.0
+    steps: int = 0
+    # The step at which the episode succeeded (then success under any budget >= it).
+    success_step: Optional[int] = None
+    final_observation: Optional[Observation] = None
+    trajectory: tuple[TrajectoryStep, ...] = ()
+    # Steps taken by the method's own exploration before the episode (IGE, AutoContext).
+    explore_steps: Optional[int] = None
+    error: Optional[str] = None
+    wall_s: float = 0.0
+    # The env's and the method's own fields (`episode_extra`).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def transitions(self) -> list[tuple[str, str]]:
+        """(action, observation) of every step taken, in order."""
+        return [(s.action, s.observation) for s in self.trajectory if s.action is not None]
+
+
+@dataclass
+class RoleUsage:
+    """LLM usage of one role (actor, teacher, ...) in one episode (the client counts into it)."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: int = 0
+
+
+@dataclass(frozen=True)
+class CallTokens:
+    """One LLM call's tokens, in the order the calls were made."""
+
+    role: str
+    tokens_in: int
+    tokens_out: int
+    cached: bool
+
+
+@dataclass(frozen=True, order=True)
+class RecordKey:
+    """Identity of an episode for resume and deduplication: built here and nowhere else.
+
+    The budget used is part of the key, so that one results directory can hold a budget grid.
+    """
+
+    benchmark: str
+    benchmark_config_hash: str
+    split: str
+    instance_id: str
+    method: str
+    method_config_hash: str
+    model: Optional[str]
+    seed: int
+    trial: int
+    budget_steps: int
+
+
+KEY_FIELDS = tuple(f.name for f in dataclasses.fields(RecordKey))
+
+# Fields that schema 1 kept in `extra`, with their value when absent.
+_MOVED_FROM_EXTRA: dict[str, Any] = {
+    "attempt": 0, "error": None, "task_family": None, "success_step": None,
+    "llm_usage": {}, "llm_call_tokens": [], "cost_usd": None, "explore_steps": None,
+    "benchmark_config": None,
+}
+
+
+@dataclass
+class EpisodeRecord:
+    """One line of `episodes.jsonl`: the unit the leaderboard aggregates."""
+
+    run_id: str
+    benchmark: str
+    split: str
+    instance_id: str
+    method: str
+    method_config_hash: str
+    model: Optional[str]
+    seed: int
+    trial: int
+    episode_index: int
+    budget_steps: int  # the budget the episode had, in steps
+    steps: int
+    success: bool
+    score: float
+    status: Status
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    wall_s: float = 0.0
+    harness_version: str = ""
+    # What plugins add (the env's and the method's `episode_extra`).
+    extra: dict[str, Any] = field(default_factory=dict)
+    # Set when the benchmark ran with a non-default config (--benchmark-arg); part of the key.
+    benchmark_config_hash: str = ""
+    # -- schema 2
+    schema_version: int = SCHEMA_VERSION
+    # The budget asked: a number of steps, or None for the benchmark's default.
+    budget: Optional[int] = None
+    attempt: int = 0  # retries before this record (0: the first attempt)
+    error: Optional[str] = None  # what failed, for failure statuses
+    task_family: Optional[str] = None  # ScienceWorld's task, ALFWorld's type, ...
+    success_step: Optional[int] = None
+    llm_usage: dict[str, RoleUsage] = field(default_factory=dict)
+    llm_call_tokens: list[CallTokens] = field(default_factory=list)
+    cost_usd: Optional[float] = None
+    explore_steps: Optional[int] = None
+    benchmark_config: Optional[dict[str, Any]] = None
+
+    def __post_init__(self) -> None:
+        try:
+            self.status = Status(self.status)
+        except ValueError:
+            raise ValueError(f"unknown status {self.status!r}; expected one of "
+                             f"{', '.join(s.value for s in Status)}") from None
+
+    @property
+    def key(self) -> RecordKey:
+        return RecordKey(**{name: getattr(self, name) for name in KEY_FIELDS})
+
+    @property
+    def is_result(self) -> bool:
+        return self.status.is_result
+
+    @property
+    def budget_asked(self) -> Budget:
+        return Budget(self.budget)
+
+    def value(self, name: str) -> Any:
+        """A field, or `extra.KEY`: a plugin's value, or (for records read by older
+        commands) a field that schema 1 kept in `extra`."""
+        if name.startswith("extra."):
+            key = name[len("extra."):]
+            if key in self.extra:
+                return self.extra[key]
+            return getattr(self, key) if key in _MOVED_FROM_EXTRA else None
+        return getattr(self, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EpisodeRecord":
+        """A record of any schema version; raises ValueError (or TypeError) for one that
+        is not a record."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        data = upgrade(data)
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if f.name not in data and f.default is dataclasses.MISSING
+                   and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
+        if missing:
+            raise ValueError(f"missing fields: {', '.join(missing)}")
+        values = {k: v for k, v in data.items() if k in names}
+        values["llm_usage"] = {role: RoleUsage(**u) for role, u in (values.get("llm_usage") or {}).items()}
+        values["llm_call_tokens"] = [CallTokens(**c) for c in values.get("llm_call_tokens") or []]
+        record = cls(**values)
+        _check_types(record)
+        return record
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A record's JSON in the current schema (a copy when it changes anything)."""
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"schema_version {version!r} is newer than this lifebench reads "
+                         f"({SCHEMA_VERSION}); upgrade lifebench")
+    if version == 1:
+        data = dict(data)
+        extra = data.get("extra") or {}
+        if not isinstance(extra, dict):
+            raise ValueError(f"field 'extra' is {extra!r}, expected dict")
+        extra = dict(extra)
+        asked = extra.pop("budget", None)
+        data["budget"] = None if asked == "default" else data.get("budget_steps")
+        for name, absent in _MOVED_FROM_EXTRA.items():
+            data[name] = extra.pop(name, absent)
+        data["extra"] = extra
+        data["schema_version"] = SCHEMA_VERSION
+    return data
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "run_id": (str,), "benchmark": (str,), "split": (str,), "instance_id": (str,),
+    "method": (str,), "method_config_hash": (str,), "model": (str, type(None)),
+    "seed": (int,), "trial": (int,), "episode_index": (int,), "budget_steps": (int,),
+    "steps": (int,), "success": (bool,), "score": (int, float), "llm_calls": (int,),
+    "tokens_in": (int,), "tokens_out": (int,), "wall_s": (int, float),
+    "harness_version": (str,), "extra": (dict,), "benchmark_config_hash": (str,),
+    "budget": (int, type(None)), "attempt": (int,), "error": (str, type(None)),
+    "task_family": (str, type(None)), "success_step": (int, type(None)),
+    "cost_usd": (int, float, type(None)), "explore_steps": (int, type(None)),
+    "benchmark_config": (dict, type(None)),
+}
+
+
+def _check_types(record: EpisodeRecord) -> None:
+    for name, types in _TYPES.items():
+        value = getattr(record, name)
+        wrong = not isinstance(value, types) or (
+            isinstance(value, bool) and bool not in types)  # True is an int, not a count
+        if wrong:
+            raise ValueError(f"field {name!r} is {value!r}, expected "
+                             f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}")
+    if isinstance(record.score, float) and math.isinf(record.score):
+        raise ValueError(f"field 'score' is {record.score!r}")
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    """One entry of `manifest.json`: what one invocation ran, with what."""
+
+    run_id: str
+    config: dict[str, Any]  # the run's config as asked (RunConfig, as JSON)
+    argv: list[str]
+    executor: str
+    workers: int
+    concurrency: int
+    streams: list[str]
+    episodes_total: int
+    episodes_already_done: int
+    started_utc: str
+    packages: dict[str, Optional[str]]
+    git_revision: Optional[str]
+    git_dirty: Optional[bool]
+    python: str
+    platform: str
+    cpu_count: Optional[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["spec"] = data.pop("config")  # the manifest's key since the first release
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunManifest":
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            key = "spec" if f.name == "config" else f.name
+            values[f.name] = data.get(key)
+        return cls(**values)

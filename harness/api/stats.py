@@ -1,0 +1,178 @@
+"""Confidence intervals and tests: the leaderboard's, and for plugins' own tables.
+
+Each estimator states its assumptions; scipy and statsmodels do the distributions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy import stats as _stats
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    Unlike the normal (Wald) interval it stays inside [0, 1] and keeps its coverage near
+    0 and 1, where planning benchmarks often sit (oracles at 1.0, random agents near 0).
+    """
+    if n <= 0:
+        return (math.nan, math.nan)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes={successes} outside [0, n={n}]")
+    z = float(_stats.norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # Exact at the edges: with 0 (or n) successes the bound is exactly 0 (or 1).
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
+
+
+def f1_score(true_positive: int, false_positive: int, false_negative: int) -> float:
+    """F1 of the positive class; NaN when there are no positives at all (undefined)."""
+    denom = 2 * true_positive + false_positive + false_negative
+    return 2 * true_positive / denom if denom else math.nan
+
+
+def binary_f1(predicted: Sequence[bool], truth: Sequence[bool]) -> float:
+    """F1 of binary predictions against the truth (positives: True)."""
+    pairs = list(zip(predicted, truth))
+    return f1_score(sum(p and t for p, t in pairs), sum(p and not t for p, t in pairs),
+                    sum(t and not p for p, t in pairs))
+
+
+def t_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of a mean."""
+    n = len(values)
+    if n < 2:
+        return (math.nan, math.nan)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def clustered_interval(values: list[float], clusters: list[str],
+                       confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of a mean whose observations are correlated within clusters (e.g. the
+    episodes of one task family): the cluster-robust (CR1) standard error of the mean,
+    with G - 1 degrees of freedom for G clusters. With one observation per cluster it is
+    the t interval."""
+    n = len(values)
+    groups: dict[str, float] = {}
+    mean = sum(values) / n if n else math.nan
+    for value, cluster in zip(values, clusters):
+        groups[cluster] = groups.get(cluster, 0.0) + (value - mean)
+    g = len(groups)
+    if g < 2:
+        return (math.nan, math.nan)
+    variance = g / (g - 1) * sum(s * s for s in groups.values()) / (n * n)
+    half = float(_stats.t.ppf(0.5 + confidence / 2, g - 1)) * math.sqrt(variance)
+    return (mean - half, mean + half)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    test: str
+    n: int
+    statistic: float
+    p: float
+    effect_size: float  # Cohen's d_z (paired), d (unpaired) or h (proportions)
+
+
+def _nan_to(value: float, default: float) -> float:
+    return default if value is None or math.isnan(value) else float(value)
+
+
+def paired_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
+    diffs = [x - y for x, y in zip(a, b)]
+    n = len(diffs)
+    if n < 2:
+        return TestResult("paired t", n, math.nan, math.nan, math.nan)
+    if all(d == diffs[0] for d in diffs):
+        # no spread in the differences: t is undefined (zero) or infinite (constant shift)
+        shift = diffs[0]
+        if shift == 0:
+            return TestResult("paired t", n, math.nan, 1.0, 0.0)
+        agrees = alternative == "two-sided" or (shift > 0) == (alternative == "greater")
+        return TestResult("paired t", n, math.copysign(math.inf, shift), 0.0 if agrees else 1.0,
+                          math.copysign(math.inf, shift))
+    result = _stats.ttest_rel(a, b, alternative=alternative)
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    return TestResult("paired t", n, float(result.statistic), float(result.pvalue), mean / sd)
+
+
+def welch_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
+    n = len(a) + len(b)
+    if len(a) < 2 or len(b) < 2:
+        return TestResult("welch t", n, math.nan, math.nan, math.nan)
+    result = _stats.ttest_ind(a, b, equal_var=False, alternative=alternative)
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    va = sum((x - ma) ** 2 for x in a) / (len(a) - 1)
+    vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1)
+    pooled = math.sqrt(((len(a) - 1) * va + (len(b) - 1) * vb) / (n - 2))
+    statistic = _nan_to(result.statistic, math.nan)
+    p = _nan_to(result.pvalue, 1.0 if ma == mb else math.nan)
+    return TestResult("welch t", n, statistic, p, (ma - mb) / pooled if pooled else math.nan)
+
+
+def cohens_h(p_a: float, p_b: float) -> float:
+    return 2 * math.asin(math.sqrt(p_a)) - 2 * math.asin(math.sqrt(p_b))
+
+
+def mcnemar_exact(a: list[bool], b: list[bool], alternative: str = "two-sided") -> TestResult:
+    """McNemar's exact test for paired binary outcomes: a binomial test on the discordant
+    pairs (`greater`: a succeeds where b fails more often than the reverse). The statistic
+    is min(b, c) for the two-sided test (statsmodels' convention), else the count of pairs
+    a won."""
+    a_only = sum(1 for x, y in zip(a, b) if x and not y)
+    b_only = sum(1 for x, y in zip(a, b) if y and not x)
+    n = len(a)
+    h = cohens_h(sum(a) / n, sum(b) / n) if n else math.nan
+    discordant = a_only + b_only
+    if discordant == 0:
+        return TestResult("mcnemar exact", n, 0.0, 1.0, h)
+    p = float(_stats.binomtest(a_only, discordant, 0.5, alternative=alternative).pvalue)
+    statistic = float(min(a_only, b_only)) if alternative == "two-sided" else float(a_only)
+    return TestResult("mcnemar exact", n, statistic, min(1.0, p), h)
+
+
+def fisher_exact(a: list[bool], b: list[bool], alternative: str = "two-sided") -> TestResult:
+    """Fisher's exact test of two independent proportions (unmatched binary outcomes)."""
+    table = [[sum(a), len(a) - sum(a)], [sum(b), len(b) - sum(b)]]
+    n = len(a) + len(b)
+    if not a or not b:
+        return TestResult("fisher exact", n, math.nan, math.nan, math.nan)
+    result = _stats.fisher_exact(table, alternative=alternative)
+    return TestResult("fisher exact", n, float(result.statistic), float(result.pvalue),
+                      cohens_h(sum(a) / len(a), sum(b) / len(b)))
+
+
+CORRECTIONS = {"holm": "holm", "bh": "fdr_bh", "none": None}
+
+
+def adjust(pvalues: list[float], method: str = "holm") -> list[float]:
+    """Multiple-comparison adjusted p-values (statsmodels' Holm or Benjamini-Hochberg);
+    undefined (NaN) p-values stay NaN and do not count as tests."""
+    if method not in CORRECTIONS:
+        raise ValueError(f"correction {method!r}: choose from {', '.join(CORRECTIONS)}")
+    from statsmodels.stats.multitest import multipletests
+
+    defined = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
+    out = [math.nan] * len(pvalues)
+    if not defined:
+        return out
+    if CORRECTIONS[method] is None:
+        for i in defined:
+            out[i] = pvalues[i]
+        return out
+    _, adjusted, _, _ = multipletests([pvalues[i] for i in defined], method=CORRECTIONS[method])
+    for i, p in zip(defined, adjusted):
+        out[i] = float(p)
+    return out

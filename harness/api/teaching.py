@@ -1,0 +1,70 @@
+"""The teacher's contract: plans a benchmark makes, and the questions a method asks.
+
+A benchmark turns its oracle into a `TeacherPlan` from the episode's current state
+(`Benchmark.teacher_plan`); the harness's teacher service (`ctx.teacher`, a `Teacher`)
+answers a method's how-to questions from it in one of How²'s styles:
+
+- `executable`: the exact actions, in order;
+- `partially-executable`: the same steps with slots replaced by the items they hold;
+- `subgoal-partially-executable`: those steps grouped per subgoal (per recipe);
+- `non-executable`: an LLM (role `teacher`) explains the plan in general words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Protocol, Sequence
+
+from lifebench.api.llm import RoleParams
+
+TEACHER_STYLES = ("executable", "partially-executable", "subgoal-partially-executable",
+                  "non-executable")
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    action: str      # exactly as the env accepts it
+    described: str   # the same step with slots named by what they hold (items)
+    abstract: str    # the same step with positions as spatial words (non-executable input)
+    subgoal: int = 0  # index into TeacherPlan.subgoals
+
+
+@dataclass(frozen=True)
+class TeacherPlan:
+    """A benchmark's plan from the current state, in the forms the teachers need."""
+
+    steps: tuple[PlanStep, ...]
+    subgoals: tuple[str, ...] = ("complete the task",)
+    # The state the plan starts from, abstracted (Plancraft: inventory as item totals).
+    state: str = ""
+    impossible: bool = False  # the task cannot be done: the answer says so
+    impossible_action: Optional[str] = None  # the env's way to say so, for executable
+
+
+class Teacher(Protocol):
+    """`ctx.teacher`: answers how-to questions about the episode in progress."""
+
+    @property
+    def calls(self) -> int:
+        """Questions asked in the current episode."""
+        ...
+
+    def plan(self) -> TeacherPlan:
+        """The benchmark's plan from the current state (not counted as a question)."""
+        ...
+
+    def ask(self, question: str, style: str = "executable",
+            params: Optional[RoleParams] = None) -> str:
+        """The answer in `style`; `params` are the LLM's for the non-executable style."""
+        ...
+
+
+def remaining_sequence(sequence: Sequence[str], played: Sequence[str]) -> list[str]:
+    """What is left of a fixed action sequence (walkthrough, gold path) after the actions
+    played so far: the part after the longest prefix of `sequence` that `played` followed,
+    in order, allowing other actions in between (looks, failed attempts)."""
+    position = 0
+    for action in played:
+        if position < len(sequence) and action.strip().lower() == sequence[position].strip().lower():
+            position += 1
+    return list(sequence[position:])

@@ -1,0 +1,5 @@
+import sys
+
+from lifebench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,129 @@
+"""Plugins' typed configs: `--method-arg`/`--benchmark-arg` values and spec-file tables
+turned into each plugin's `Config` dataclass, their hashes, and method grids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import typing
+from typing import Any, Union
+
+from lifebench import registry
+from lifebench.api.errors import UserError, unknown_name
+from lifebench.config.options import coerce
+
+KINDS = ("method", "benchmark")
+
+
+def config_class(kind: str, name: str) -> type:
+    cls = registry.method_class(name) if kind == "method" else registry.benchmark_class(name)
+    return cls.Config
+
+
+def build_config(kind: str, name: str, raw: dict[str, Any]) -> Any:
+    """A plugin's typed config (kind "method" or "benchmark") from raw key/values,
+    rejecting unknown keys and bad values."""
+    cls = config_class(kind, name)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    values = {}
+    for key, value in raw.items():
+        if key not in fields:
+            valid = ", ".join(sorted(fields)) or "none"
+            raise UserError(f"{kind} {name!r} has no argument {key!r}; its arguments: {valid}")
+        values[key] = coerce(value, hints[key], f"--{kind}-arg {name}.{key}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{kind} {name!r}: bad arguments: {exc}") from None
+
+
+def short_hash(obj: Any) -> str:
+    """12 hex digits of the sha256 of `obj` as canonical JSON (identities of configs, runs)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def method_config_hash(method: str, config: Any) -> str:
+    return short_hash({"method": method, "config": dataclasses.asdict(config)})
+
+
+def benchmark_config_hash(benchmark: str, config: Any) -> str:
+    """Empty for a benchmark's default config, so records of default runs need no hash."""
+    if config == config_class("benchmark", benchmark)():
+        return ""
+    return short_hash({"name": benchmark, "config": dataclasses.asdict(config)})
+
+
+def parse_plugin_flags(kind: str, items: tuple[str, ...], names: tuple[str, ...],
+                       flag: str) -> dict[str, dict[str, Any]]:
+    """`KEY=VALUE` (for every named plugin that has KEY) or `NAME.KEY=VALUE`."""
+    out: dict[str, dict[str, Any]] = {n: {} for n in names}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"{flag} {item!r}: expected KEY=VALUE or {kind.upper()}.KEY=VALUE")
+        target, dot, field_name = key.rpartition(".")
+        if dot and target in names:
+            out[target][field_name] = value
+            continue
+        if dot and "." not in field_name:
+            # "foo.bar=1" where foo is not a requested plugin: probably a typo
+            raise unknown_name(f"{kind} in {flag}", target, names)
+        takers = [n for n in names
+                  if key in {f.name for f in dataclasses.fields(config_class(kind, n))}]
+        if not takers:
+            raise UserError(f"{flag} {key!r}: no requested {kind} ({', '.join(names)}) "
+                            f"has that argument")
+        for n in takers:
+            out[n][key] = value
+    return {n: args for n, args in out.items() if args}
+
+
+def method_configs(method: str, args: dict[str, Any], grid: dict[str, tuple[Any, ...]]) -> list[Any]:
+    """A method's configs: its arguments, times every combination of its grid's values
+    (in a fixed order, without duplicates)."""
+    keys = list(grid)
+    configs: dict[str, Any] = {}
+    for combination in itertools.product(*(grid[k] for k in keys)):
+        built = build_config("method", method, {**args, **dict(zip(keys, combination))})
+        configs.setdefault(method_config_hash(method, built), built)
+    return list(configs.values())
+
+
+def changed_fields(config: Any) -> str:
+    default = type(config)()
+    changed = [f"{f.name}={getattr(config, f.name)}" for f in dataclasses.fields(config)
+               if getattr(config, f.name) != getattr(default, f.name)]
+    return ", ".join(changed) or "default config"
+
+
+def resolve_splits(benchmarks: tuple[str, ...],
+                   requested: Union[tuple[str, ...], dict[str, tuple[str, ...]]]
+                   ) -> dict[str, tuple[str, ...]]:
+    """Splits per benchmark: `NAME` applies to every benchmark that has it,
+    `BENCHMARK:NAME` to one; a table maps benchmark to names."""
+    if isinstance(requested, dict):
+        unknown = set(requested) - set(benchmarks)
+        if unknown:
+            raise UserError(f"splits given for {', '.join(sorted(unknown))}, which is not among "
+                            f"the requested benchmarks ({', '.join(benchmarks)})")
+        return {b: tuple(v) for b, v in requested.items()}
+    chosen: dict[str, list[str]] = {}
+    for name in requested:
+        bench, colon, split = name.partition(":")
+        if colon:
+            if bench not in benchmarks:
+                raise unknown_name("benchmark in --split", bench, benchmarks)
+            chosen.setdefault(bench, []).append(split)
+            continue
+        takers = [b for b in benchmarks if registry.get_benchmark(b).has_split(name)]
+        if not takers:
+            every = {s for b in benchmarks for s in registry.get_benchmark(b).splits()}
+            raise unknown_name("split", name, every)
+        for b in takers:
+            chosen.setdefault(b, []).append(name)
+    return {b: tuple(dict.fromkeys(v)) for b, v in chosen.items()}

@@ -1,0 +1,339 @@
+"""What a run asks for: the grid (`RunConfig`), the LLM endpoint (`LLMConfig`) and how to
+execute it (`ExecutionConfig`). Each option is one field (see `options`): its flag, spec
+file key, help and default live there, and nowhere else.
+
+Names of plugins are checked against the registry here; whether splits, instances and
+plugin arguments fit the benchmarks is checked when the grid is expanded (the runner).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from lifebench import registry
+from lifebench.api.budget import DEFAULT_BUDGET, Budget
+from lifebench.api.errors import UserError, unknown_name
+from lifebench.config.options import check_toml_keys, from_sources, option, split_list
+from lifebench.config.plugins import (
+    benchmark_config_hash,
+    build_config,
+    method_config_hash,
+    method_configs,
+    parse_plugin_flags,
+    resolve_splits,
+    short_hash,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_CACHE_PATH = str(Path("results") / "llm-cache.sqlite")
+
+
+# ---------------------------------------------------------------- value parsers
+
+def parse_names(value: Any, where: str) -> tuple[str, ...]:
+    """Names, comma-separated or listed, without repeats, in order."""
+    if isinstance(value, dict) or any(not isinstance(v, str) for v in split_list(value)):
+        raise UserError(f"{where}: expected names, got {value!r}")
+    names = [str(v) for v in split_list(value)]
+    return tuple(dict.fromkeys(names))
+
+
+def parse_ints(minimum: int):
+    def parse(value: Any, where: str) -> tuple[int, ...]:
+        if isinstance(value, bool) or isinstance(value, dict):
+            raise UserError(f"{where}: expected integers, got {value!r}")
+        out = []
+        for item in split_list(value if not isinstance(value, int) else [value]):
+            try:
+                if isinstance(item, bool) or (isinstance(item, float) and not item.is_integer()):
+                    raise ValueError
+                number = int(item) if isinstance(item, (int, float)) else int(str(item).strip())
+            except (TypeError, ValueError):
+                raise UserError(f"{where}: {item!r} is not an integer") from None
+            if number < minimum:
+                raise UserError(f"{where}: {number} must be at least {minimum}")
+            out.append(number)
+        if not out:
+            raise UserError(f"{where}: give at least one value")
+        if len(set(out)) != len(out):
+            raise UserError(f"{where}: duplicate values in {out}")
+        return tuple(out)
+    return parse
+
+
+def parse_budgets(value: Any, where: str) -> tuple[Budget, ...]:
+    items = split_list(value if not isinstance(value, (int, float)) else [value])
+    try:
+        budgets = tuple(Budget.parse(item) for item in items)
+    except ValueError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    if not budgets:
+        raise UserError(f"{where}: give at least one budget")
+    if len(set(budgets)) != len(budgets):
+        raise UserError(f"{where}: duplicate budgets in {[str(b) for b in budgets]}")
+    return budgets
+
+
+def parse_splits(value: Any, where: str) -> Union[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """`NAME` (every requested benchmark that has it) or `BENCHMARK:NAME`, listed; or, in a
+    spec file, a table from benchmark to names."""
+    if isinstance(value, dict):
+        return {str(b): parse_names(v, f"{where}.{b}") for b, v in value.items()}
+    return parse_names(value, where)
+
+
+def parse_tables(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    """A table of tables: [NAME] KEY = VALUE."""
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise UserError(f"{where} must be a table of tables: [{where}.NAME] KEY = VALUE")
+    return {str(name): dict(args) for name, args in value.items()}
+
+
+def parse_grid(value: Any, where: str) -> dict[str, dict[str, tuple[Any, ...]]]:
+    tables = parse_tables(value, where)
+    out: dict[str, dict[str, tuple[Any, ...]]] = {}
+    for name, args in tables.items():
+        out[name] = {}
+        for key, values in args.items():
+            values = split_list(values)
+            if not values:
+                raise UserError(f"{where} {name}.{key}: give a non-empty list of values")
+            out[name][key] = tuple(values)
+    return out
+
+
+def parse_text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise UserError(f"{where}: expected text, got {value!r}")
+    return value
+
+
+def parse_positive(value: Any, where: str) -> float:
+    try:
+        if isinstance(value, (bool, dict, list, tuple)):
+            raise ValueError
+        number = float(str(value).strip())
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: {value!r} is not a number of seconds") from None
+    if not number > 0:
+        raise UserError(f"{where} must be positive seconds, got {value}")
+    return number
+
+
+def parse_url(value: Any, where: str) -> str:
+    text = parse_text(value, where)
+    if not text.startswith(("http://", "https://")):
+        raise UserError(f"{where} {text!r} is not an http(s) URL")
+    return text
+
+
+# ---------------------------------------------------------------- the configs
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How LLM methods reach their model: not part of the records' identity. The API key is
+    read, in the worker, from the environment variable named here: it is never part of a
+    config, a manifest or a record."""
+
+    base_url: Optional[str] = option(None, parse=parse_url, help="OpenAI-compatible "
+                                     "endpoint, e.g. http://localhost:8000/v1")
+    api_key_env: str = option("OPENAI_API_KEY", parse=parse_text,
+                              help="environment variable holding the API key")
+    cache: Literal["rw", "replay", "off"] = option(
+        "rw", help="LLM response cache: rw, replay (a miss is an error), off")
+    cache_path: str = option(DEFAULT_CACHE_PATH, parse=parse_text, help="LLM cache file")
+    timeout_s: float = option(120.0, flag="--llm-timeout", toml="llm_timeout",
+                              parse=parse_positive, help="seconds per LLM call")
+    max_retries: int = option(6, flag="--llm-retries", toml="llm_retries", minimum=0,
+                              help="retries of a failed LLM call")
+    concurrency: int = option(16, flag="--llm-concurrency", toml="llm_concurrency", minimum=1,
+                              help="LLM requests in flight per endpoint in each worker "
+                                   "process, or in the whole cluster with --executor ray")
+    prices: Optional[str] = option(None, parse=parse_text, help='a JSON price table '
+                                   '{"model": [in, out]} in USD per million tokens; records '
+                                   'then carry cost_usd')
+    # Backoff between retries: exponential from backoff_s, capped, with full jitter.
+    backoff_s: float = option(1.0, flag=None, toml=None, minimum=0, help="first backoff")
+    backoff_max_s: float = option(60.0, flag=None, toml=None, minimum=0, help="longest backoff")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The grid to run: methods x benchmarks x splits x seeds x budgets, and what every
+    episode gets. Execution (where results go, how many workers) is `ExecutionConfig`."""
+
+    benchmarks: tuple[str, ...] = option((), flag="--benchmark", parse=parse_names, repeat=True,
+                                         help="benchmark name (repeatable or comma-separated)")
+    splits: Union[tuple[str, ...], dict[str, tuple[str, ...]]] = option(
+        (), flag="--split", parse=parse_splits, repeat=True,
+        help="split name, or BENCHMARK:SPLIT (repeatable; default: each benchmark's "
+             "default splits)")
+    methods: tuple[str, ...] = option((), flag="--method", parse=parse_names, repeat=True,
+                                      help="method name (repeatable or comma-separated)")
+    seeds: tuple[int, ...] = option((0,), parse=parse_ints(0), help="comma-separated seeds")
+    trials: int = option(1, minimum=1, help="episodes per instance")
+    budgets: tuple[Budget, ...] = option(
+        (DEFAULT_BUDGET,), flag="--budget", aliases=("--max-steps",), toml="budget",
+        toml_aliases=("max_steps",), parse=parse_budgets, metavar="N,...",
+        help="step budget(s), comma-separated: a number of steps or `default` (the "
+             "benchmark's, which may vary by task); one stream per budget")
+    method_args: dict[str, dict[str, Any]] = option(
+        flag=None, parse=parse_tables, factory=dict, help="per method, its config values")
+    method_grid: dict[str, dict[str, tuple[Any, ...]]] = option(
+        flag=None, parse=parse_grid, factory=dict,
+        help="per method, argument values to sweep: one config per combination")
+    benchmark_args: dict[str, dict[str, Any]] = option(
+        flag=None, parse=parse_tables, factory=dict, help="per benchmark, its config values")
+    limit: Optional[int] = option(None, minimum=1, help="only the first N instances of each split")
+    instances: Optional[tuple[str, ...]] = option(None, parse=parse_names,
+                                                  help="only these instance ids (comma-separated)")
+    model: Optional[str] = option(None, parse=parse_text, help="model name, for LLM methods")
+    timeout_s: float = option(1800.0, flag="--timeout", toml="timeout", parse=parse_positive,
+                              help="wall-clock seconds per episode")
+    retries: int = option(2, minimum=0, help="retries of an episode after an infrastructure "
+                                             "failure")
+    run_id: Optional[str] = option(None, parse=parse_text, help="run id recorded in every "
+                                   "record (default: a hash of what determines the records)")
+    llm: LLMConfig = dataclasses.field(default_factory=LLMConfig)
+    # Plugin arguments as flags, merged into the tables above by `from_sources`.
+    method_arg: tuple[str, ...] = option((), toml=None, repeat=True, metavar="KEY=VALUE",
+                                         parse=lambda v, w: tuple(split_list_keep(v)),
+                                         help="a method's config value; METHOD.KEY=VALUE "
+                                              "targets one method (repeatable)")
+    method_grid_arg: tuple[str, ...] = option(
+        (), flag="--method-grid", toml=None, repeat=True, metavar="KEY=V1,V2",
+        parse=lambda v, w: tuple(split_list_keep(v)),
+        help="sweep a method argument: one config per value (or combination of values); "
+             "METHOD.KEY=... for one method (repeatable)")
+    benchmark_arg: tuple[str, ...] = option(
+        (), toml=None, repeat=True, metavar="KEY=VALUE", parse=lambda v, w: tuple(split_list_keep(v)),
+        help="a benchmark's config value, e.g. scienceworld.simplification=openDoors (repeatable)")
+
+    @classmethod
+    def from_sources(cls, file_values: Optional[dict[str, Any]] = None, args: Any = None,
+                     **given: Any) -> "RunConfig":
+        """Defaults < a spec file < flags; plugin flags merged into their tables and
+        plugin names checked."""
+        return from_sources(cls, file_values, args, **given).with_plugin_flags_merged()
+
+    def with_plugin_flags_merged(self) -> "RunConfig":
+        """This config with its plugin flags merged into its tables (flags win), every plugin
+        name checked."""
+        for b in self.benchmarks:
+            registry.benchmark_class(b)
+        for m in self.methods:
+            registry.method_class(m)
+        merged = {}
+        for table, flags, kind, names, flag in (
+                ("method_args", self.method_arg, "method", self.methods, "--method-arg"),
+                ("benchmark_args", self.benchmark_arg, "benchmark", self.benchmarks, "--benchmark-arg"),
+                ("method_grid", self.method_grid_arg, "method", self.methods, "--method-grid")):
+            current = getattr(self, table)
+            unknown = sorted(set(current) - set(names))
+            if unknown:
+                raise unknown_name(f"{kind} in {table}", unknown[0], names)
+            given = parse_plugin_flags(kind, flags, names, flag) if flags else {}
+            if table == "method_grid":
+                given = {n: {k: tuple(split_list(v)) for k, v in args.items()} for n, args in given.items()}
+            merged[table] = {n: {**current.get(n, {}), **given.get(n, {})}
+                             for n in names if current.get(n) or given.get(n)}
+        return dataclasses.replace(self, method_arg=(), benchmark_arg=(), method_grid_arg=(),
+                                   **merged)
+
+    def method_configs(self, method: str) -> list[Any]:
+        """The method's typed configs in this run (one per combination of its grid)."""
+        return method_configs(method, self.method_args.get(method, {}),
+                              self.method_grid.get(method, {}))
+
+    def benchmark_config(self, benchmark: str) -> Any:
+        return build_config("benchmark", benchmark, self.benchmark_args.get(benchmark, {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["budgets"] = [str(b) if b.is_default else b.steps for b in self.budgets]
+        for flags in ("method_arg", "method_grid_arg", "benchmark_arg"):
+            data.pop(flags)  # merged into the tables
+        return data
+
+    def identity_hash(self) -> str:
+        """What determines the records (not timeouts, retries or the endpoint), with plugin
+        arguments in their typed form, so a spec file and the same flags give the same id."""
+        configs: dict[str, Any] = {}
+        for m in self.methods:
+            hashes = [method_config_hash(m, c) for c in self.method_configs(m)]
+            configs[m] = hashes[0] if len(hashes) == 1 else hashes
+        benchmarks = {b: benchmark_config_hash(b, self.benchmark_config(b)) for b in self.benchmarks}
+        splits = resolve_splits(self.benchmarks, self.splits)
+        if all(b.is_default for b in self.budgets):
+            budgets: Any = None  # as the first release hashed "the benchmark's default"
+        else:
+            budgets = [b.steps if b.steps is not None else str(b) for b in self.budgets]
+        return short_hash({
+            "benchmarks": benchmarks, "methods": configs,
+            "splits": {b: splits.get(b) for b in self.benchmarks}, "seeds": self.seeds,
+            "trials": self.trials, "budgets": budgets, "limit": self.limit,
+            "instances": self.instances, "model": self.model,
+        })
+
+    @property
+    def resolved_run_id(self) -> str:
+        return self.run_id or f"run-{self.identity_hash()}"
+
+
+def split_list_keep(value: Any) -> list[str]:
+    """Repeated KEY=VALUE flags: each flag is one item (a value may hold commas)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [str(item) for item in items]
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """How and where a run executes; nothing here changes a record."""
+
+    out: Optional[str] = option(None, parse=parse_text,
+                                help="results directory (default: results/<run id>)")
+    workers: int = option(factory=default_workers, minimum=0, show_default=False,
+                          help="worker processes (default: cores; 0 runs in this process)")
+    executor: Literal["local", "ray"] = option(
+        "local", help="local, or ray (pip install 'lifebench[ray]')")
+    concurrency: int = option(1, minimum=1, help="streams played at once in each worker, one "
+                                                 "thread each (for LLM-bound runs)")
+    ray_address: Optional[str] = option(None, parse=parse_text, help="with --executor ray: "
+                                        "the cluster to join (auto, or ray://HOST:PORT); default: "
+                                        "start a local Ray instance with --workers CPUs")
+    progress: bool = option(True, flag="--no-progress", toml=None, help="no progress bar",
+                            show_default=False)
+    trajectories: bool = option(True, flag="--no-trajectories", toml=None,
+                                help="do not write trajectories", show_default=False)
+
+    def __post_init__(self) -> None:
+        if self.ray_address and self.executor != "ray":
+            raise ValueError("--ray-address is for --executor ray")
+
+
+# ---------------------------------------------------------------- spec files
+
+def load_spec_file(path: str | Path) -> dict[str, Any]:
+    """A TOML spec file's values, its keys checked against every option's key."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"spec file {str(p)!r} not found; give a TOML file (see README, 'Spec files')")
+    try:
+        data = tomllib.loads(p.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"spec file {str(p)!r} is not valid TOML: {exc}") from None
+    check_toml_keys(data, (RunConfig, ExecutionConfig), p.name)
+    return data

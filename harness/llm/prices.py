@@ -1,0 +1,18 @@
+"""Price tables: USD per million tokens, input and output, by model name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lifebench.api.errors import UserError
+
+
+def load_prices(path: str) -> dict[str, tuple[float, float]]:
+    """A price table file: {"model": [input, output]} in USD per million tokens."""
+    try:
+        table = json.loads(Path(path).read_text())
+        return {str(m): (float(p[0]), float(p[1])) for m, p in table.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise UserError(f"--prices {path}: expected a JSON file like "
+                        f'{{"model-name": [0.15, 0.60]}} (USD per million input, output tokens)') from None

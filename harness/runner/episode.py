@@ -1,0 +1,188 @@
+"""The episode loop: the harness, not the method, owns it.
+
+It counts the actions sent to the env, enforces the step budget and the wall-clock
+timeout, classifies every failure by where it happened, and keeps the trajectory. It
+returns one `EpisodeOutcome`, whatever happened: env and method faults come back as a
+failure status, never as an exception.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+import traceback
+from typing import Any, Optional
+
+from lifebench.api.errors import EnvError, LLMError
+from lifebench.api.protocols import Benchmark, EpisodeTools, Method
+from lifebench.api.records import EpisodeOutcome, Instance, Observation, Status, TaskInfo, \
+    TrajectoryStep
+from lifebench.runner.snapshots import with_snapshots
+
+
+class _Failure(Exception):
+    def __init__(self, status: Status, error: str) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+
+
+def _failure(exc: BaseException, side: str) -> _Failure:
+    """Who failed: an LLMError is the endpoint's, an EnvError or anything raised by the env
+    is the env's, anything else raised by the method is the method's (agent_error)."""
+    if isinstance(exc, LLMError):
+        status = Status.LLM_ERROR
+    elif isinstance(exc, EnvError) or side == "env":
+        status = Status.ENV_ERROR
+    else:
+        status = Status.AGENT_ERROR
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
+    return _Failure(status, f"{type(exc).__name__}: {exc}{at}")
+
+
+def _no_queries(name: str) -> str:
+    raise ValueError(f"this environment answers no queries (asked for {name!r})")
+
+
+def _no_image() -> Any:
+    raise ValueError("this environment has no image")
+
+
+def _sample_fallback(env: Any):
+    def sample(rng: random.Random) -> str:
+        return rng.choice(env.valid_actions())
+    return sample
+
+
+class ExplorationBudgetExhausted(Exception):
+    """Raised by the exploration env when a method steps past its exploration budget."""
+
+
+class _ExplorationEnv:
+    """The env a method explores: its own instance of the task, with snapshots (native or
+    reset-and-replay), and a step counter the method cannot exceed."""
+
+    def __init__(self, env: Any, budget: int) -> None:
+        self.env = with_snapshots(env)
+        self.budget = budget
+        self.steps = 0
+
+    def step(self, action: str):
+        if self.steps >= self.budget:
+            raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
+        self.steps += 1
+        return self.env.step(action)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+
+def _explore(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo) -> Optional[int]:
+    """Run `method.explore` on a separate env when the method has one and its config sets
+    `explore_steps` (so the exploration budget is part of the method's config hash)."""
+    if type(method).explore is Method.explore:
+        return None
+    budget = int(getattr(method.config, "explore_steps", 0) or 0)
+    if budget <= 0:
+        return None
+    env = _ExplorationEnv(benchmark.make_env(instance, task.seed), budget)
+    try:
+        method.explore(env, budget)
+    except ExplorationBudgetExhausted:
+        pass
+    finally:
+        env.close()
+    return env.steps
+
+
+class _Episode:
+    """What the loop knows so far; becomes the outcome."""
+
+    def __init__(self) -> None:
+        self.status = Status.OK
+        self.success = False
+        self.score = 0.0
+        self.steps = 0
+        self.trajectory: list[TrajectoryStep] = []
+        self.observation: Optional[Observation] = None
+        self.explore_steps: Optional[int] = None
+        self.extra: dict[str, Any] = {}
+
+    def outcome(self, task: TaskInfo, error: Optional[str] = None) -> EpisodeOutcome:
+        return EpisodeOutcome(
+            task=task, status=self.status, success=self.success, score=self.score,
+            steps=self.steps, success_step=self.steps if self.success else None,
+            final_observation=self.observation, trajectory=tuple(self.trajectory),
+            explore_steps=self.explore_steps, error=error, extra=dict(self.extra))
+
+
+def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
+                 timeout_s: float, teacher: Any = None) -> EpisodeOutcome:
+    """Play one episode of `method` on `instance`. `teacher` (the stream's teacher service)
+    is bound to this episode's env and the actions played, for the method to ask."""
+    started = time.monotonic()
+    deadline = started + timeout_s
+    episode = _Episode()
+    env = None
+    side = "env"
+    try:
+        try:
+            env = benchmark.make_env(instance, task.seed)
+            oracle = benchmark.oracle(env) if method.needs.oracle else None
+            played = teacher.bind(env).played if teacher is not None else []
+            sample = getattr(env, "sample_action", None) or _sample_fallback(env)
+            tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
+                                 query=getattr(env, "query", None) or _no_queries, oracle=oracle,
+                                 render=getattr(env, "render", None) or _no_image)
+            side = "method"
+            episode.explore_steps = _explore(benchmark, instance, method, task)
+            method.begin_episode(task, tools)
+            side = "env"
+            episode.observation = env.reset()
+            episode.trajectory.append(TrajectoryStep(episode.observation.text))
+            while True:
+                if episode.steps >= task.budget_steps:
+                    episode.status = Status.BUDGET_EXHAUSTED
+                    break
+                if time.monotonic() > deadline:
+                    raise _Failure(Status.TIMEOUT, f"episode exceeded --timeout {timeout_s:g}s")
+                side = "method"
+                action = method.act(episode.observation)
+                if not isinstance(action, str):
+                    raise TypeError(f"act() returned {type(action).__name__}, not str")
+                side = "env"
+                step = env.step(action)
+                episode.steps += 1
+                played.append(action)
+                episode.observation = step.observation
+                episode.success, episode.score = bool(step.success), float(step.score)
+                episode.trajectory.append(TrajectoryStep(step.observation.text, action, step.reward))
+                if step.done:
+                    episode.status = Status.OK
+                    break
+            episode_extra = getattr(env, "episode_extra", None)
+            if episode_extra:
+                episode.extra.update(episode_extra())
+            side = "method"
+            method.end_episode(episode.outcome(task))
+            episode.extra.update(method.episode_extra())
+            outcome = episode.outcome(task)
+        except _Failure:
+            raise
+        except Exception as exc:
+            raise _failure(exc, side) from exc
+    except _Failure as failure:
+        episode.status = failure.status
+        episode.success, episode.score = False, 0.0
+        outcome = episode.outcome(task, error=failure.error)
+    finally:
+        if teacher is not None:
+            teacher.unbind()
+        if env is not None:
+            try:
+                env.close()
+            except Exception:  # a failing close must not hide the episode's result
+                pass
+    return dataclasses.replace(outcome, wall_s=time.monotonic() - started)

@@ -1,0 +1,220 @@
+"""The local executor: worker processes play units, this process is the one writer.
+
+Workers are spawned (not forked) so they share no file descriptors, locks or threads with
+the writer. Every episode reports its start; a worker that dies, or runs an episode past
+its timeout plus a grace period, is killed and replaced, the episode is recorded with
+status `env_error` or `timeout`, and its unit continues from the last committed memory.
+
+`concurrency` units (streams) play at once in each worker, one thread each: for LLM-bound
+runs, many streams keep one endpoint busy. Threads cannot be killed one by one, so a
+worker whose episode hangs is killed whole; its other units continue elsewhere from their
+last committed memory without being charged an attempt.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import connection as mp_connection
+from multiprocessing.connection import Connection
+from typing import Callable, Optional
+
+from lifebench.api.records import Status
+from lifebench.runner.unit import Event, UnitFinished, WorkUnit, run_unit
+from lifebench.runner.writer import RunOutcome, Writer
+from lifebench.store.results import ResultsStore
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker if the writer dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1) -> None:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
+    parent = os.getppid()
+    send_lock = threading.Lock()
+    threads: list[threading.Thread] = []
+
+    def emit(event: Event) -> None:
+        # A pipe send is synchronous: an event sent is in the writer's pipe even if this
+        # process dies right after (a queue's feeder thread would lose it).
+        with send_lock:
+            conn.send(event)
+
+    while True:
+        if not conn.poll(0.2):
+            if os.getppid() != parent:
+                return
+            continue
+        try:
+            unit = conn.recv()
+        except (EOFError, OSError):
+            return
+        if unit is None:
+            for thread in threads:
+                thread.join()
+            return
+        if concurrency == 1:  # one stream at a time: played in this thread
+            run_unit(unit, emit, record_trajectories)
+            continue
+        thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
+                                  daemon=True)
+        thread.start()
+        threads = [t for t in threads if t.is_alive()] + [thread]
+
+
+@dataclass
+class _Worker:
+    process: mp.process.BaseProcess
+    conn: Connection
+    units: dict[int, WorkUnit] = field(default_factory=dict)  # playing now, by unit id
+    broken: bool = False  # its pipe closed or carried a torn message
+
+
+class LocalExecutor:
+    def __init__(self, workers: int, record_trajectories: bool = True,
+                 concurrency: int = 1) -> None:
+        self.workers = workers
+        self.record_trajectories = record_trajectories
+        self.concurrency = max(1, concurrency)
+
+    def run(self, units: list[WorkUnit], store: ResultsStore,
+            on_episode: Callable[[bool, bool], None]) -> RunOutcome:
+        writer = Writer(store, units, on_episode)
+        if self.workers == 0:
+            self._run_here(units, writer)
+        else:
+            _Pool(self, units, writer).run()
+        return writer.outcome
+
+    def _run_here(self, units: list[WorkUnit], writer: Writer) -> None:
+        """In this process: `concurrency` units at a time, one thread each."""
+        if self.concurrency == 1:
+            for unit in units:
+                run_unit(unit, writer.handle, self.record_trajectories)
+            return
+        lock = threading.Lock()
+
+        def handle(event: Event) -> None:
+            with lock:
+                writer.handle(event)
+
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            for future in [pool.submit(run_unit, u, handle, self.record_trajectories) for u in units]:
+                future.result()
+
+
+class _Pool:
+    """Worker processes for one run: units go to the least busy worker; a lost worker is
+    replaced and its units continue."""
+
+    def __init__(self, executor: LocalExecutor, units: list[WorkUnit], writer: Writer) -> None:
+        self.executor = executor
+        self.writer = writer
+        self.pending = collections.deque(units)
+        self.context = mp.get_context("spawn")
+        count = min(executor.workers, -(-len(units) // executor.concurrency))
+        self.workers: list[_Worker] = []
+        for _ in range(count):
+            self.workers.append(self._start_worker())
+
+    def run(self) -> None:
+        try:
+            while self.pending or any(w.units for w in self.workers):
+                self._dispatch()
+                self._receive_ready()
+                for i, worker in enumerate(self.workers):
+                    if worker.units and self._replace_if_lost(worker):
+                        self.workers[i] = self._start_worker()
+        finally:
+            self._shutdown()
+
+    def _start_worker(self) -> _Worker:
+        ours, theirs = self.context.Pipe()
+        process = self.context.Process(
+            target=_worker_main, daemon=True,
+            args=(theirs, self.executor.record_trajectories, self.executor.concurrency))
+        process.start()
+        theirs.close()
+        return _Worker(process, ours)
+
+    def _dispatch(self) -> None:
+        """Fill the least busy workers first, so units spread over the processes."""
+        for worker in sorted(self.workers, key=lambda w: len(w.units)):
+            while len(worker.units) < self.executor.concurrency and self.pending and not worker.broken:
+                unit = self.pending.popleft()
+                worker.units[unit.unit_id] = unit
+                worker.conn.send(unit)
+
+    def _receive_ready(self) -> None:
+        busy = [w for w in self.workers if w.units and not w.broken]
+        ready = mp_connection.wait([w.conn for w in busy], timeout=0.2)
+        for worker in busy:
+            if worker.conn in ready:
+                self._receive(worker)
+
+    def _receive(self, worker: _Worker) -> None:
+        """Handle everything the worker has sent so far."""
+        try:
+            while not worker.broken and worker.conn.poll():
+                event = worker.conn.recv()
+                self.writer.handle(event)
+                if isinstance(event, UnitFinished):
+                    worker.units.pop(event.unit_id, None)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            worker.broken = True
+
+    def _replace_if_lost(self, worker: _Worker) -> bool:
+        """Kill a worker that died or hangs, record what it was playing and queue the
+        continuations of its units; True when it must be replaced."""
+        culprit: Optional[int] = None
+        if worker.process.is_alive() and not worker.broken:
+            hung = ((u, self.writer.hung(u)) for u in worker.units)
+            culprit, error = next(((u, why) for u, why in hung if why), (None, ""))
+            if culprit is None:
+                return False
+            status = Status.TIMEOUT
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(timeout=10)  # reaped: its exit code is known
+        if culprit is None:
+            status = Status.ENV_ERROR
+            error = f"worker process died (exit code {worker.process.exitcode})"
+        self._receive(worker)  # what it sent before dying still counts
+        for unit_id in list(worker.units):
+            # A dead process fails all its episodes in flight; a hung episode only its own:
+            # the others were stopped through no fault of theirs.
+            charge = culprit is None or unit_id == culprit
+            continuation = self.writer.recover(unit_id, status, error, charge=charge)
+            if continuation is not None:
+                self.pending.appendleft(continuation)
+        worker.units.clear()
+        worker.conn.close()
+        return True
+
+    def _shutdown(self) -> None:
+        for worker in self.workers:
+            if worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+        for worker in self.workers:
+            worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.conn.close()

@@ -1,0 +1,66 @@
+"""Turning streams into work units, skipping what a results directory already holds.
+
+Finished keys (result statuses) are skipped. A lifelong stream resumes right after its last
+finished episode from the memory saved there; a stateless stream runs whatever is missing,
+sharded so that all workers stay busy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from lifebench import registry
+from lifebench.api.errors import UserError
+from lifebench.api.records import EpisodeRecord
+from lifebench.runner.streams import StreamSpec
+from lifebench.runner.unit import WorkUnit
+from lifebench.store.results import ResultsStore
+
+
+@dataclass
+class Plan:
+    units: list[WorkUnit]
+    to_run: int
+    already_done: int
+
+
+def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: ResultsStore,
+               workers: int) -> Plan:
+    finished = {r.key for r in records if r.is_result}
+    units: list[WorkUnit] = []
+    done = 0
+    for stream in streams:
+        positions = range(len(stream.episodes))
+        remaining = [p for p in positions if stream.key_at(p) not in finished]
+        done += len(positions) - len(remaining)
+        if not remaining:
+            continue
+        stateless = registry.method_class(stream.method).stateless
+        if stateless:
+            shards = max(1, min(len(remaining), max(workers, 1) * 3))
+            size = math.ceil(len(remaining) / shards)
+            for start in range(0, len(remaining), size):
+                units.append(WorkUnit(len(units), stream, remaining[start:start + size],
+                                      stateful=False))
+            continue
+        first = remaining[0]
+        if remaining != list(range(first, len(stream.episodes))):
+            raise UserError(f"{store.out} holds episodes of lifelong stream {stream.stream_id} "
+                            f"past position {first} run in another order (different --instances "
+                            f"or --limit?); use a new --out")
+        saved = None
+        if first > 0:
+            saved = store.read_state(stream.stream_id, first - 1)
+            if saved is None:
+                raise UserError(f"cannot resume lifelong stream {stream.stream_id}: the method "
+                                f"state saved after episode {first - 1} is missing from "
+                                f"{store.out}/state; use a new --out")
+            if saved.get("prefix") != stream.prefix_digest(first - 1):
+                raise UserError(f"cannot resume lifelong stream {stream.stream_id}: its saved "
+                                f"state was made on a different instance order; use a new --out")
+        store.prune_states(stream.stream_id, keep=first - 1)
+        units.append(WorkUnit(len(units), stream, remaining, stateful=True, saved=saved))
+    # Longest first, so a long lifelong stream does not start last.
+    units.sort(key=lambda u: -len(u.positions))
+    return Plan(units=units, to_run=sum(len(u.positions) for u in units), already_done=done)

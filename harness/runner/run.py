@@ -1,0 +1,71 @@
+"""`lifebench run`: config -> streams -> plan (resume) -> executor -> results directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+from lifebench import registry
+from lifebench.config.run import ExecutionConfig, RunConfig
+from lifebench.runner.plan import plan_units
+from lifebench.runner.progress import Progress
+from lifebench.runner.streams import expand
+from lifebench.runner.writer import Executor, RunOutcome
+from lifebench.store.manifest import environment_info, make_manifest
+from lifebench.store.results import ResultsStore
+
+
+def results_dir(config: RunConfig, execution: ExecutionConfig) -> Path:
+    return Path(execution.out) if execution.out else Path("results") / config.resolved_run_id
+
+
+def make_executor(execution: ExecutionConfig) -> Executor:
+    if execution.executor == "ray":
+        from lifebench.runner.ray_executor import RayExecutor
+
+        return RayExecutor(execution.workers, record_trajectories=execution.trajectories,
+                           concurrency=execution.concurrency, address=execution.ray_address)
+    from lifebench.runner.local import LocalExecutor
+
+    return LocalExecutor(execution.workers, record_trajectories=execution.trajectories,
+                         concurrency=execution.concurrency)
+
+
+def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
+    streams = expand(config)
+    out = results_dir(config, execution)
+    with ResultsStore(out) as store:
+        existing = store.open()
+        plan = plan_units(streams, existing.records, store,
+                          max(execution.workers, 1) * execution.concurrency)
+        packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages})
+        info = environment_info(packages)
+        earlier = store.last_manifest()
+        if plan.already_done and earlier and earlier.git_revision != info["git_revision"]:
+            print(f"note: {out} holds episodes recorded at revision {earlier.git_revision}; "
+                  f"this run is at {info['git_revision']} (use a new --out to rerun everything)",
+                  file=sys.stderr)
+        store.add_manifest(make_manifest(
+            run_id=streams[0].run_id, config=config.to_dict(), argv=sys.argv,
+            executor=execution.executor, workers=execution.workers,
+            concurrency=execution.concurrency, streams=[s.stream_id for s in streams],
+            episodes_total=plan.to_run + plan.already_done,
+            episodes_already_done=plan.already_done, info=info))
+        progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=execution.progress)
+        try:
+            return make_executor(execution).run(plan.units, store, progress.update)
+        finally:
+            progress.close()
+
+
+def summary_line(outcome: RunOutcome, out: Path) -> str:
+    rate = f"{outcome.successes / outcome.results:.3f}" if outcome.results else "n/a"
+    failures = f", {outcome.failures} infrastructure failures" if outcome.failures else ""
+    return f"{outcome.results} episodes recorded in {out} (success {rate}){failures}"
+
+
+def failure_hint(outcome: RunOutcome) -> Optional[str]:
+    if not outcome.stopped:
+        return None
+    return "; ".join(outcome.stopped) + "; rerun the same command to retry from there"

@@ -1,0 +1,145 @@
+"""The one writer of a run, shared by every executor: it commits the events that units
+send, tracks each unit's episode in flight, decides when an episode hangs, and turns a
+lost unit into its continuation.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol
+
+from lifebench.api.records import EpisodeRecord, Status
+from lifebench.runner.unit import (EpisodeCommitted, EpisodeStarted, Event, UnitFinished, WorkUnit,
+                                   failure_record)
+from lifebench.store.results import ResultsStore
+
+
+def hard_timeout_s(timeout_s: float) -> float:
+    """When the writer gives up on an episode that does not return: the episode's own
+    timeout (checked cooperatively between steps) plus a grace period."""
+    return timeout_s + max(1.0, min(30.0, 0.5 * timeout_s))
+
+
+@dataclass
+class RunOutcome:
+    committed: int = 0
+    results: int = 0
+    successes: int = 0
+    failures: int = 0
+    stopped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """The episode a unit is playing."""
+
+    position: int
+    attempt: int
+    started: float  # time.monotonic()
+
+
+class Executor(Protocol):
+    """Plays work units and hands every event to one `Writer` in this process."""
+
+    def run(self, units: list[WorkUnit], store: ResultsStore,
+            on_episode: Callable[[bool, bool], None]) -> RunOutcome: ...
+
+
+class Writer:
+    """Commits events to the store and tracks each unit's progress for recovery."""
+
+    def __init__(self, store: ResultsStore, units: list[WorkUnit],
+                 on_episode: Callable[[bool, bool], None]) -> None:
+        self.store = store
+        self.units = {u.unit_id: u for u in units}
+        self.on_episode = on_episode
+        self.outcome = RunOutcome()
+        # Per unit: positions settled (a result, or a failure past its retries), and the
+        # episode in flight.
+        self.settled: dict[int, set[int]] = collections.defaultdict(set)
+        self.in_flight: dict[int, InFlight] = {}
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, EpisodeStarted):
+            self.in_flight[event.unit_id] = InFlight(event.position, event.attempt, time.monotonic())
+        elif isinstance(event, EpisodeCommitted):
+            self.store.commit(event.stream_id, event.record, event.trajectory, event.saved)
+            self.in_flight.pop(event.unit_id, None)
+            self._count(event.unit_id, event.record)
+        elif isinstance(event, UnitFinished):
+            self.in_flight.pop(event.unit_id, None)
+            if event.stopped:
+                self.outcome.stopped.append(event.stopped)
+
+    def hung(self, unit_id: int) -> Optional[str]:
+        """Why a unit must be stopped: its episode in flight is past its hard timeout."""
+        flight = self.in_flight.get(unit_id)
+        timeout_s = self.units[unit_id].stream.timeout_s
+        if flight is not None and time.monotonic() - flight.started > hard_timeout_s(timeout_s):
+            return f"episode exceeded --timeout {timeout_s:g}s and was killed"
+        return None
+
+    def _count(self, unit_id: int, record: EpisodeRecord) -> None:
+        unit = self.units[unit_id]
+        self.outcome.committed += 1
+        final = record.is_result or not record.status.is_retried or \
+            record.attempt >= unit.stream.retries
+        if final:
+            self.settled[unit_id].add(record.episode_index)
+        if record.is_result:
+            if unit.stateful:
+                unit.saved = None  # superseded: recovery reads the committed state file
+            self.outcome.results += 1
+            self.outcome.successes += int(record.success)
+        else:
+            self.outcome.failures += 1
+        if final:
+            self.on_episode(record.is_result, record.success)
+
+    def recover(self, unit_id: int, status: Status, error: str, charge: bool = True) -> Optional[WorkUnit]:
+        """After a unit was lost mid-way (its worker died or was killed): record the episode
+        in flight and return the unit's continuation, or None when it cannot continue. With
+        `charge` False (the unit was a bystander of another unit's failure) nothing is
+        recorded and the episode in flight is replayed at the same attempt."""
+        unit = self.units[unit_id]
+        flight = self.in_flight.pop(unit_id, None)
+        done = self.settled[unit_id]
+        remaining = [p for p in unit.positions if p not in done]
+        if not remaining:
+            return None
+        first_attempt = unit.first_attempt if remaining[0] == unit.positions[0] else 0
+        if not charge:
+            attempt = flight.attempt if flight is not None and flight.position == remaining[0] \
+                else first_attempt
+            return self._continuation(unit, remaining, done, attempt)
+        if flight is None:
+            # Lost between episodes (e.g. while building the method): charge the next one,
+            # so that repeated deaths still end after a bounded number of attempts.
+            flight = InFlight(remaining[0], first_attempt, time.monotonic())
+        record = failure_record(unit.stream, flight.position, status, error, flight.attempt,
+                                time.monotonic() - flight.started)
+        self.store.commit(unit.stream.stream_id, record, None, None)
+        self._count(unit_id, record)
+        retry = flight.attempt < unit.stream.retries
+        if not retry:
+            if unit.stateful:
+                self.outcome.stopped.append(
+                    f"stream {unit.stream.stream_id} stopped at episode {flight.position}: "
+                    f"{status} after {flight.attempt + 1} attempt(s): {error}")
+                return None
+            remaining = [p for p in remaining if p != flight.position]
+        if not remaining:
+            return None
+        return self._continuation(unit, remaining, done, flight.attempt + 1 if retry else 0)
+
+    def _continuation(self, unit: WorkUnit, remaining: list[int], done: set[int],
+                      first_attempt: int) -> WorkUnit:
+        saved = unit.saved
+        if unit.stateful and remaining[0] > 0 and (done or saved is None):
+            saved = self.store.read_state(unit.stream.stream_id, remaining[0] - 1)
+        new_unit = WorkUnit(unit_id=max(self.units) + 1, stream=unit.stream, positions=remaining,
+                            stateful=unit.stateful, saved=saved, first_attempt=first_attempt)
+        self.units[new_unit.unit_id] = new_unit
+        return new_unit

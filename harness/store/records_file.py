@@ -1,0 +1,72 @@
+"""Reading `episodes.jsonl` files, strictly: a bad line is an error with its line number.
+
+Records of every schema version are read (and upgraded: `EpisodeRecord.from_dict`). A
+final line cut short by a crash mid-write is not a result and is reported separately, so
+the writer can set it aside and the reader can skip it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lifebench.api.errors import UserError
+from lifebench.api.records import EpisodeRecord
+
+EPISODES_FILE = "episodes.jsonl"
+
+
+@dataclass
+class RecordsFile:
+    records: list[EpisodeRecord] = field(default_factory=list)
+    # bytes after the last newline that do not parse: a write cut short by a crash
+    torn_tail: bytes = b""
+    # a final record that parses but lacks its newline
+    unterminated: bool = False
+
+
+def parse_record(line: str | bytes, where: str) -> EpisodeRecord:
+    try:
+        return EpisodeRecord.from_dict(json.loads(line))
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"{where}: not a valid episode record ({exc}); fix or delete that "
+                        f"line, the other records are intact") from None
+
+
+def read_records_file(path: Path) -> RecordsFile:
+    out = RecordsFile()
+    if not path.exists():
+        return out
+    data = path.read_bytes()
+    body, _, tail = data.rpartition(b"\n") if b"\n" in data else (b"", b"", data)
+    for number, line in enumerate(body.split(b"\n") if body else [], start=1):
+        if line.strip():
+            out.records.append(parse_record(line, f"{path}:{number}"))
+    if tail.strip():
+        try:
+            out.records.append(EpisodeRecord.from_dict(json.loads(tail)))
+            out.unterminated = True
+        except (ValueError, TypeError):
+            out.torn_tail = tail
+    return out
+
+
+def results_file(directory: str | Path) -> Path:
+    d = Path(directory)
+    path = d / EPISODES_FILE if d.is_dir() or not d.suffix else d
+    if not path.exists():
+        raise UserError(f"no results at {path}; give a directory written by `lifebench run --out DIR`")
+    return path
+
+
+def load_records(directories: list[str | Path]) -> list[EpisodeRecord]:
+    """Records from several results directories, deduplicated by key: a result record wins
+    over a failure, and among equals the last written wins."""
+    chosen: dict = {}
+    for d in directories:
+        for record in read_records_file(results_file(d)).records:
+            previous = chosen.get(record.key)
+            if previous is None or record.is_result or not previous.is_result:
+                chosen[record.key] = record
+    return list(chosen.values())

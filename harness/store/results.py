@@ -1,0 +1,202 @@
+"""The results directory, written by exactly one process.
+
+Layout of OUT:
+    episodes.jsonl            one EpisodeRecord per line, appended, flushed and fsync'd
+    manifest.json             one entry per invocation: spec, versions, git revision, platform
+    trajectories/<stream>.jsonl   actions and observations of every episode of a stream
+    state/<stream>/<pos>.json     a lifelong method's memory after the episode at <pos>
+    .lock                     held (flock) by the process writing OUT
+
+Commit order for an episode: trajectory, then state, then the record. The record is the
+commit point: on resume, a state or trajectory newer than the last record is ignored.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from lifebench.api.errors import UserError
+from lifebench.api.records import EpisodeRecord, EpisodeTrajectory, RunManifest
+from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_records_file
+
+PARTIAL_SUFFIX = ".torn"
+MANIFEST_FILE = "manifest.json"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class ResultsStore:
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        self.episodes_path = self.out / EPISODES_FILE
+        self._lock_fd: Optional[int] = None
+        self._episodes_fd: Optional[int] = None
+        self._trajectory_files: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ lifecycle
+    def open(self) -> RecordsFile:
+        """Take the lock, set aside a torn final line, and return what is recorded."""
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create results directory {self.out}: {exc.strerror}; "
+                            f"choose another --out") from None
+        self._acquire_lock()
+        existing = read_records_file(self.episodes_path)
+        if existing.torn_tail or existing.unterminated:
+            self._repair_tail(existing)
+        self._episodes_fd = os.open(self.episodes_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return existing
+
+    def close(self) -> None:
+        for f in self._trajectory_files.values():
+            f.close()
+        self._trajectory_files.clear()
+        if self._episodes_fd is not None:
+            os.close(self._episodes_fd)
+            self._episodes_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _acquire_lock(self) -> None:
+        path = self.out / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise UserError(f"{self.out} is being written by another lifebench process "
+                                f"(pid {holder}); wait for it to finish or use another --out") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+
+    def _repair_tail(self, existing: RecordsFile) -> None:
+        """A crash mid-write can leave a final line without its newline. A complete record
+        gets its newline; a torn fragment moves to episodes.jsonl.torn (nothing is lost)."""
+        with open(self.episodes_path, "rb+") as f:
+            data = f.read()
+            cut = data.rfind(b"\n") + 1
+            if existing.unterminated:
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+            else:
+                with open(str(self.episodes_path) + PARTIAL_SUFFIX, "ab") as torn:
+                    torn.write(data[cut:] + b"\n")
+                    torn.flush()
+                    os.fsync(torn.fileno())
+                f.truncate(cut)
+            f.flush()
+            os.fsync(f.fileno())
+
+    # ------------------------------------------------------------ writes
+    def append_record(self, record: EpisodeRecord) -> None:
+        assert self._episodes_fd is not None, "open() the store first"
+        line = (record.to_json() + "\n").encode()
+        written = os.write(self._episodes_fd, line)
+        while written < len(line):  # os.write may be partial on signals
+            written += os.write(self._episodes_fd, line[written:])
+        os.fsync(self._episodes_fd)
+
+    def append_trajectory(self, stream_id: str, trajectory: EpisodeTrajectory) -> None:
+        f = self._trajectory_files.get(stream_id)
+        if f is None:
+            directory = self.out / "trajectories"
+            directory.mkdir(exist_ok=True)
+            f = self._trajectory_files[stream_id] = open(directory / f"{stream_id}.jsonl", "a")
+        f.write(json.dumps(trajectory.to_dict(), separators=(",", ":")) + "\n")
+        f.flush()
+
+    def state_path(self, stream_id: str, position: int) -> Path:
+        return self.out / "state" / stream_id / f"{position}.json"
+
+    def write_state(self, stream_id: str, position: int, payload: dict[str, Any]) -> None:
+        path = self.state_path(stream_id, position)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(payload, sort_keys=True))
+
+    def read_state(self, stream_id: str, position: int) -> Optional[dict[str, Any]]:
+        path = self.state_path(stream_id, position)
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except ValueError:
+            raise UserError(f"saved method state {path} is corrupt; delete "
+                            f"{path.parent} and the stream's records to rerun it") from None
+
+    def prune_states(self, stream_id: str, keep: int) -> None:
+        """Drop saved states other than the one at position `keep`."""
+        directory = self.out / "state" / stream_id
+        if not directory.is_dir():
+            return
+        for path in directory.glob("*.json"):
+            if path.stem != str(keep):
+                path.unlink(missing_ok=True)
+
+    def commit(self, stream_id: str, record: EpisodeRecord,
+               trajectory: Optional[EpisodeTrajectory], state: Optional[dict]) -> None:
+        """Persist one finished (or failed) episode, record last."""
+        if trajectory is not None:
+            self.append_trajectory(stream_id, trajectory)
+        if state is not None:
+            self.write_state(stream_id, record.episode_index, state)
+        self.append_record(record)
+        if state is not None:
+            self.prune_states(stream_id, keep=record.episode_index)
+
+    # ------------------------------------------------------------ manifest
+    def _manifest_runs(self) -> list[dict[str, Any]]:
+        path = self.out / MANIFEST_FILE
+        if not path.exists():
+            return []
+        try:
+            runs = json.loads(path.read_text()).get("runs", [])
+            if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+                raise ValueError("runs is not a list of entries")
+            return runs
+        except (ValueError, AttributeError):
+            # keep the unreadable file for inspection; start a new list beside it
+            os.replace(path, path.with_name(MANIFEST_FILE + ".corrupt"))
+            return []
+
+    def last_manifest(self) -> Optional[RunManifest]:
+        runs = self._manifest_runs()
+        return RunManifest.from_dict(runs[-1]) if runs else None
+
+    def add_manifest(self, manifest: RunManifest) -> None:
+        runs = self._manifest_runs()
+        runs.append(manifest.to_dict())
+        atomic_write(self.out / MANIFEST_FILE,
+                     json.dumps({"runs": runs}, indent=2, sort_keys=True, default=str))

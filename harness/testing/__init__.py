@@ -1,0 +1,73 @@
+"""What a plugin's tests need: a real local OpenAI-compatible server (scripted replies,
+latency, faults), a temporary results directory, the CLI run as a subprocess, and the
+records it wrote. Nothing here patches lifebench: tests run the real harness.
+
+    from lifebench.testing import llm_server, results_dir, run_cli, read_records
+
+    with llm_server(script=["look"]) as server, results_dir() as out:
+        result = run_cli("run", "--benchmark", "plancraft", "--split", "val.small",
+                         "--method", "my-method", "--limit", "2", "--model", "m",
+                         "--base-url", server.url, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        assert len(read_records(out)) == 2
+
+With pytest, `pytest_plugins = ["lifebench.testing.fixtures"]` in a conftest gives the
+same as fixtures (`llm_server`, `results_dir`, `lifebench_cli`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from lifebench.testing.fakeserver import FAULT_KINDS, LocalServer, ServerConfig, serve
+
+__all__ = ["FAULT_KINDS", "CLIResult", "LocalServer", "ServerConfig", "llm_server",
+           "read_records", "results_dir", "run_cli", "serve"]
+
+
+@contextlib.contextmanager
+def llm_server(**config: Any) -> Iterator[LocalServer]:
+    """A local OpenAI-compatible server with the given `ServerConfig` fields, on a free
+    port, shut down at the end."""
+    server = serve(ServerConfig(**config))
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@contextlib.contextmanager
+def results_dir() -> Iterator[Path]:
+    """A fresh, empty directory for a run's results, removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="lifebench-results-") as tmp:
+        yield Path(tmp) / "out"
+
+
+@dataclass
+class CLIResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, env: Optional[dict[str, str]] = None, timeout: float = 600,
+            cwd: Optional[str | Path] = None) -> CLIResult:
+    """`lifebench ARGS...` in a subprocess of this interpreter (plugins installed in its
+    environment are found through their entry points)."""
+    proc = subprocess.run([sys.executable, "-m", "lifebench.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
+    return CLIResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def read_records(out: str | Path) -> list[dict[str, Any]]:
+    """The records a run wrote into `out`, as JSON objects, in the order written."""
+    path = Path(out) / "episodes.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

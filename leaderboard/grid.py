@@ -1,0 +1,145 @@
+"""The leaderboard's grid: one row per cell (benchmark split, method config, model,
+budget) with success and mean score, their intervals, steps, the plugins' own metrics and
+the infrastructure failures. One table per benchmark, with that benchmark's columns only;
+as CSV, one table of every cell."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Optional
+
+from lifebench.api.records import EpisodeRecord
+from lifebench.api.reporting import Metric, Table, aggregate_trials
+from lifebench.api.stats import clustered_interval, t_interval, wilson_interval
+from lifebench.leaderboard.grouping import budget_label
+from lifebench.leaderboard.plugins import metric_applies, metrics, trial_aggregation
+
+COLUMNS = ("split", "method", "model", "budget", "trials", "episodes", "success", "95% CI",
+           "mean score", "score 95% CI", "clusters", "mean steps")
+
+
+@dataclass
+class Cell:
+    benchmark: str
+    benchmark_config_hash: str  # "" for the benchmark's default config
+    split: str
+    method: str
+    method_config_hash: str
+    model: Optional[str]
+    budget: str  # the budget asked for: a number, or "default" (per-instance defaults)
+    results: list[EpisodeRecord] = field(default_factory=list)
+    failures: int = 0  # infrastructure failures never resolved by a retry
+
+
+def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Cell]:
+    """The cells of `records`, their results' trials aggregated as each benchmark's
+    protocol says (or as `trials` overrides)."""
+    cells: dict[tuple, Cell] = {}
+    for r in records:
+        key = (r.benchmark, r.benchmark_config_hash, r.split, r.method, r.method_config_hash,
+               r.model, budget_label(r))
+        cell = cells.setdefault(key, Cell(*key))
+        if r.is_result:
+            cell.results.append(r)
+        else:
+            cell.failures += 1
+    for cell in cells.values():
+        cell.results = aggregate_trials(cell.results, trial_aggregation(cell.benchmark, trials))
+    return sorted(cells.values(), key=lambda c: (c.benchmark, c.benchmark_config_hash, c.split,
+                                                 c.method, c.model or "", c.budget,
+                                                 c.method_config_hash))
+
+
+def _fmt(value: float | str, digits: int = 3) -> str:
+    if isinstance(value, str):
+        return value
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else f"{value:.{digits}f}"
+
+
+def _budget_shown(cell: Cell) -> str:
+    """The budgets the cell's episodes had, e.g. "30", or "37/70" for ScienceWorld's
+    per-task defaults."""
+    budgets = sorted({r.budget_steps for r in cell.results}) or [cell.budget]
+    return "/".join(map(str, budgets))
+
+
+def _values(cell: Cell, trials: Optional[str], ambiguous: bool) -> dict[str, str]:
+    """The cell's value of every column of COLUMNS."""
+    n = len(cell.results)
+    wins = sum(r.success for r in cell.results)
+    families = [r.task_family for r in cell.results]
+    clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
+    scores = [r.score for r in cell.results]
+    if clustered:
+        # episodes of one task family are not independent: cluster-robust intervals
+        low, high = clustered_interval([float(r.success) for r in cell.results], families)
+        low, high = max(0.0, low), min(1.0, high)
+        score_low, score_high = clustered_interval(scores, families)
+    else:
+        low, high = wilson_interval(wins, n)
+        score_low, score_high = t_interval(scores)
+    method = cell.method + (f" [{cell.method_config_hash[:6]}]" if ambiguous else "")
+    return {
+        "split": cell.split, "method": method, "model": cell.model or "—",
+        "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials),
+        "episodes": str(n), "success": _fmt(wins / n if n else math.nan),
+        "95% CI": f"[{_fmt(low)}, {_fmt(high)}]",
+        "mean score": _fmt(fmean(scores) if n else math.nan),
+        "score 95% CI": f"[{_fmt(score_low)}, {_fmt(score_high)}]" if not math.isnan(score_low) else "—",
+        "clusters": str(len(set(families))) if clustered else "—",
+        "mean steps": _fmt(fmean(r.steps for r in cell.results) if n else math.nan, 2),
+    }
+
+
+def _metric_value(metric: Metric, cell: Cell) -> str:
+    if not cell.results or not metric_applies(metric, cell.benchmark, cell.method):
+        return "—"
+    return _fmt(metric.compute(cell.results))
+
+
+def _rows(cells: list[Cell], trials: Optional[str], columns: list[str],
+          shown_metrics: list[Metric]) -> list[list[str]]:
+    configs = defaultdict(set)
+    for c in cells:
+        configs[(c.benchmark, c.split, c.method)].add(c.method_config_hash)
+    rows = []
+    for c in cells:
+        values = _values(c, trials, len(configs[(c.benchmark, c.split, c.method)]) > 1)
+        values["benchmark"] = c.benchmark + (f" [{c.benchmark_config_hash[:6]}]"
+                                             if c.benchmark_config_hash else "")
+        values["config"] = c.benchmark_config_hash[:6] or "default"
+        rows.append([values[name] for name in columns]
+                    + [_metric_value(m, c) for m in shown_metrics] + [str(c.failures)])
+    return rows
+
+
+def benchmark_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Table]:
+    """One table per benchmark, with its own metrics' columns (and a config column when
+    one of its cells ran a non-default benchmark config)."""
+    by_benchmark: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells_of(records, trials):
+        by_benchmark[cell.benchmark].append(cell)
+    tables = []
+    for benchmark, cells in sorted(by_benchmark.items()):
+        shown = metrics(benchmark, [c.method for c in cells])
+        columns = (["config"] if any(c.benchmark_config_hash for c in cells) else []) + list(COLUMNS)
+        headers = columns + [m.header for m in shown] + ["failed"]
+        tables.append(Table.of(benchmark, headers, _rows(cells, trials, columns, shown)))
+    return tables
+
+
+def grid(records: list[EpisodeRecord], trials: Optional[str] = None) -> tuple[list[str], list[list[str]]]:
+    """Every cell in one table (the CSV form): a benchmark column, and every metric's
+    column ("—" where a metric is not the cell's)."""
+    cells = cells_of(records, trials)
+    shown: dict[str, Metric] = {}
+    for benchmark in dict.fromkeys(c.benchmark for c in cells):
+        for metric in metrics(benchmark, [c.method for c in cells if c.benchmark == benchmark]):
+            shown.setdefault(metric.name, metric)
+    columns = ["benchmark", *COLUMNS]
+    headers = columns + [m.header for m in shown.values()] + ["failed"]
+    return headers, _rows(cells, trials, columns, list(shown.values()))

@@ -1,0 +1,65 @@
+"""What the leaderboard asks of plugins: each benchmark's and method's declarations
+(`lifebench.api.reporting`). Results of a plugin that is not installed here get the
+contract's defaults: its numbers are still tabled, without its own columns and tables."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from lifebench import registry
+from lifebench.api.errors import UserError
+from lifebench.api.protocols import Benchmark, Method
+from lifebench.api.records import EpisodeRecord
+from lifebench.api.reporting import Metric, Table
+
+
+def _benchmark_class(name: str) -> type:
+    try:
+        return registry.benchmark_class(name)
+    except UserError:
+        return Benchmark
+
+
+def _method_class(name: str) -> type:
+    try:
+        return registry.method_class(name)
+    except UserError:
+        return Method
+
+
+def trial_aggregation(benchmark: str, override: Optional[str] = None) -> str:
+    return override or _benchmark_class(benchmark).trial_aggregation
+
+
+def per_task_metric(benchmark: str) -> str:
+    return _benchmark_class(benchmark).per_task_metric
+
+
+def has_budget_curves(benchmark: str) -> bool:
+    return _benchmark_class(benchmark).budget_curves
+
+
+def metrics(benchmark: str, methods: Sequence[str]) -> list[Metric]:
+    """The columns of a benchmark's table: its own metrics, then its methods'."""
+    out: dict[str, Metric] = {}
+    for metric in _benchmark_class(benchmark).metrics:
+        out.setdefault(metric.name, metric)
+    for method in sorted(set(methods)):
+        for metric in _method_class(method).metrics:
+            out.setdefault(metric.name, metric)
+    return list(out.values())
+
+
+def metric_applies(metric: Metric, benchmark: str, method: str) -> bool:
+    return metric in _benchmark_class(benchmark).metrics or metric in _method_class(method).metrics
+
+
+def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
+    """Every table the benchmarks and methods of `results` make of their own records."""
+    tables: list[Table] = []
+    for lookup, field in ((_benchmark_class, "benchmark"), (_method_class, "method")):
+        for name in sorted({getattr(r, field) for r in results}):
+            own = [r for r in results if getattr(r, field) == name]
+            for make in lookup(name).tables:
+                tables.extend(make(own))
+    return tables

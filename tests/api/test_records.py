@@ -1,0 +1,109 @@
+"""Records outlive code: results written before schema 2 (a committed fixture, written by
+the code before typed fields existed) load, upgraded, and resume and compare as before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import ROOT, markdown_table, read_records
+from lifebench.api import (SCHEMA_VERSION, Budget, CallTokens, EpisodeRecord, RoleUsage, Status,
+                           TrajectoryStep)
+from lifebench.store.records_file import load_records
+
+V1 = ROOT / "tests" / "fixtures" / "results-v1"
+MOVED = ("budget", "attempt", "error", "task_family", "success_step", "llm_usage",
+         "llm_call_tokens", "cost_usd", "explore_steps", "benchmark_config")
+
+
+def v1_rows() -> list[dict]:
+    return read_records(V1)
+
+
+def by_method(records, method):
+    return [r for r in records if r.method == method]
+
+
+def test_schema_1_records_are_upgraded_to_typed_fields():
+    rows = v1_rows()
+    assert all("schema_version" not in r for r in rows), "the fixture predates schema 2"
+    records = [EpisodeRecord.from_dict(r) for r in rows]
+    assert all(r.schema_version == SCHEMA_VERSION for r in records)
+    assert all(not set(MOVED) & set(r.extra) for r in records), "moved fields left extra"
+    for row, record in zip(rows, records):
+        asked = row["extra"].get("budget")
+        assert record.budget == (None if asked == "default" else row["budget_steps"])
+        assert record.budget_asked == Budget(record.budget)
+        assert record.task_family == row["extra"].get("task_family")
+        assert record.success_step == row["extra"].get("success_step")
+        assert record.status is Status(row["status"])
+        plugin_fields = {k: v for k, v in row["extra"].items() if k not in MOVED}
+        assert record.extra == plugin_fields
+    faulty = by_method(records, "faulty")
+    assert [r.attempt for r in faulty][:2] == [0, 1] and "simulated environment crash" in faulty[0].error
+    react = by_method(records, "react")
+    assert all(isinstance(u, RoleUsage) for r in react for u in r.llm_usage.values())
+    assert all(isinstance(c, CallTokens) for r in react for c in r.llm_call_tokens)
+    assert all(r.llm_usage["actor"].calls == r.llm_calls and r.cost_usd > 0 for r in react)
+    crafter = by_method(records, "random")
+    assert {r.benchmark_config["length"] for r in crafter if r.benchmark == "crafter"} == {12}
+
+
+def test_upgraded_records_keep_their_keys_and_round_trip():
+    for row in v1_rows():
+        record = EpisodeRecord.from_dict(row)
+        fields = ("benchmark", "benchmark_config_hash", "split", "instance_id", "method",
+                  "method_config_hash", "model", "seed", "trial", "budget_steps")
+        assert tuple(getattr(record.key, f) for f in fields) == tuple(row[f] for f in fields)
+        again = EpisodeRecord.from_dict(json.loads(record.to_json()))
+        assert again == record and again.to_json() == record.to_json()
+
+
+def test_moved_fields_are_still_found_under_their_old_names():
+    """`compare --metric extra.cost_usd` and `--anova extra.KEY` keep working."""
+    react = by_method(load_records([V1]), "react")[0]
+    assert react.value("extra.cost_usd") == react.cost_usd
+    assert react.value("extra.task_family") == react.task_family
+    assert react.value("extra.impossible_truth") is False
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"success": "yes"}, "field 'success'"),
+    ({"extra": [1]}, "field 'extra'"),
+    ({"budget_steps": None}, "field 'budget_steps'"),
+    ({"status": "exploded"}, "unknown status"),
+    ({"schema_version": 99}, "newer than this lifebench reads"),
+])
+def test_records_of_the_wrong_shape_are_refused(bad, message):
+    row = {**v1_rows()[0], **bad}
+    with pytest.raises(ValueError, match=message):
+        EpisodeRecord.from_dict(row)
+
+
+def test_a_run_resumes_into_results_written_before_schema_2(cli, tmp_path):
+    out = tmp_path / "v1"
+    shutil.copytree(V1, out)
+    before = len(read_records(out))
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--method", "random,oracle", "--limit", "3", "--workers", "0", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("0 episodes recorded"), "every key was found"
+    more = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+               "--method", "random,oracle", "--limit", "4", "--workers", "0", "--out", str(out))
+    assert more.returncode == 0 and more.stdout.startswith("2 episodes recorded"), more.stdout
+    rows = read_records(out)
+    assert len(rows) == before + 2 and {r.get("schema_version", 1) for r in rows} == {1, 2}
+    check = cli("check", "--baseline", str(V1), "--candidate", str(out))
+    assert check.returncode == 0, check.stdout
+    board = cli("leaderboard", str(out), "--no-plots")
+    assert board.returncode == 0, board.stderr
+    oracle = [row for row in markdown_table(board.stdout, "plancraft") if row["method"] == "oracle"]
+    assert [(row["episodes"], row["success"], row["budget"]) for row in oracle] == [("4", "1.000", "30")]
+
+
+def test_trajectory_steps_keep_their_json():
+    line = (V1 / "trajectories").glob("plancraft.val.small.oracle-*.jsonl").__next__().read_text().splitlines()[0]
+    steps = json.loads(line)["steps"]
+    assert [TrajectoryStep.from_dict(s).to_dict() for s in steps] == steps

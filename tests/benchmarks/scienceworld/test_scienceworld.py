@@ -1,0 +1,246 @@
+"""ScienceWorld on the real simulator: splits, the CLIN/STEP protocol, the oracle, JVM safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lifebench.benchmarks.scienceworld import ScienceWorldBenchmark, jvm
+from lifebench.benchmarks.scienceworld.tasks import STEP18
+from conftest import ROOT, plugin_env, read_records
+
+
+@pytest.fixture(scope="module")
+def bench():
+    yield ScienceWorldBenchmark()
+    jvm.discard()  # this process's simulator must not outlive the module
+
+
+def java_pids() -> set[int]:
+    """Every running ScienceWorld JVM on the machine."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"java" in cmdline and b"scienceworld" in cmdline:
+                out.add(int(entry.name))
+    return out
+
+
+def test_splits(bench):
+    step18 = bench.instances("step18")
+    assert len(step18) == 89
+    assert len({i.metadata["task_id"] for i in step18}) == 18
+    assert {i.metadata["task_id"] for i in step18} == set(STEP18)
+    assert sum(i.metadata["task_name"] == "identify-life-stages-2" for i in step18) == 4
+    v1 = bench.instances("step18-v1")
+    assert [i.instance_id for i in v1] == [i.instance_id for i in step18
+                                          if i.instance_id in {j.instance_id for j in v1}]
+    assert len(v1) == 18
+    for split in ("test", "dev"):
+        instances = bench.instances(split)
+        assert len({i.metadata["task_id"] for i in instances}) == 30
+    boil = next(i for i in step18 if i.metadata["task_name"] == "boil")
+    assert boil.instance_id == f"boil:{boil.metadata['variation']}"
+    assert boil.metadata["task_id"] == "1-1" and boil.metadata["length"] == "long"
+    assert boil.metadata["gold_length"] > 10
+    budgets = {i.metadata["task_id"]: bench.budget(i) for i in step18}
+    assert budgets["2-1"] == 37 and budgets["1-1"] == 70
+    assert sorted(set(budgets.values())) == [37, 70]
+
+
+def play(env, actions):
+    obs = env.reset()
+    steps = []
+    for action in actions:
+        steps.append(env.step(action))
+        if steps[-1].done:
+            break
+    return obs, steps
+
+
+def test_oracle_and_lazy_queries(bench):
+    instance = next(i for i in bench.instances("step18-v1") if i.metadata["task_id"] == "2-1")
+    env = bench.make_env(instance, 0)
+    oracle = bench.oracle(env)
+    obs = env.reset()
+    assert obs.text.startswith("Task Description:") and "This room is called" in obs.text
+    assert "thermometer" in env.query("task")
+    assert env.query("look").startswith("This room is called")
+    assert "inventory" in env.query("inventory").lower()
+    valid = env.valid_actions()
+    assert "look around" in valid and len(valid) > 20
+    with pytest.raises(ValueError):
+        env.query("score")
+    for _ in range(bench.budget(instance)):
+        step = env.step(oracle.next_action(obs))
+        obs = step.observation
+        if step.done:
+            break
+    assert step.success and step.score == 100.0
+    assert env.episode_extra() == {"raw_score": 100, "best_score": 100}
+
+
+def test_wrong_focus_is_fatal_and_keeps_the_best_score(bench):
+    instance = next(i for i in bench.instances("step18-v1") if i.metadata["task_id"] == "2-1")
+    env = bench.make_env(instance, 0)
+    oracle = bench.oracle(env)
+    obs = env.reset()
+    best = 0.0
+    for _ in range(6):  # the gold path's first steps earn partial score
+        step = env.step(oracle.next_action(obs))
+        obs = step.observation
+        best = max(best, step.score)
+    assert 0 < best < 100
+    step = env.step("focus on agent")
+    assert step.done and not step.success
+    assert step.score == best
+    extra = env.episode_extra()
+    assert extra["fatal"] is True and extra["raw_score"] == -100
+
+
+def test_heap_is_capped(bench):
+    instance = bench.instances("step18-v1")[0]
+    env = bench.make_env(instance, 0)
+    env.reset()
+    pid = jvm.java_process(jvm.simulator()).pid
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    options = next(e for e in environ if e.startswith(b"JAVA_TOOL_OPTIONS="))
+    flags = options.partition(b"=")[2].split()
+    assert b"-Xmx768m" in flags and b"-XX:hashCode=2" in flags
+
+
+def test_episodes_do_not_depend_on_the_jvm_or_its_history(bench):
+    """Identity hashes order the simulator's sets: with the default (random) hashes the
+    same actions gave different outcomes from JVM to JVM."""
+    first, second = bench.instances("step18-v1")[:2]
+
+    def play(instance, steps: int) -> list:
+        env = bench.make_env(instance, 0)
+        oracle = bench.oracle(env)
+        observation = env.reset()
+        seen = [observation.text]
+        for _ in range(steps):
+            step = env.step(oracle.next_action(observation))
+            observation = step.observation
+            seen.append((observation.text, step.score))
+        seen.append(env.valid_actions()[:50])  # in order: random agents draw by position
+        env.close()
+        return seen
+
+    jvm.discard()
+    fresh = play(second, 12)
+    play(first, 20)  # another task first, in the same JVM
+    assert play(second, 12) == fresh
+    jvm.discard()
+    assert play(second, 12) == fresh  # and a new JVM
+
+
+def test_one_jvm_reused_across_episodes(bench):
+    first = jvm.simulator()
+    for instance in bench.instances("step18-v1")[:3]:
+        env = bench.make_env(instance, 0)
+        env.reset()
+        env.step("look around")
+        env.close()
+    assert jvm.simulator() is first
+
+
+def run_faulty(cli, out, instances, method_args):
+    """The `faulty` method on ScienceWorld short tasks, one worker."""
+    return cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
+               "--method", "faulty", "--workers", "1", "--out", str(out),
+               "--instances", ",".join(instances), *method_args)
+
+
+def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path, faulty):
+    out = tmp_path / "out"
+    before = java_pids()
+    result = run_faulty(cli, out, ["find-non-living-thing:225", "chemistry-mix-paint-secondary-color:27",
+                                   "lifespan-longest-lived:93"], faulty("kill_jvm", "1"))
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert [(r["episode_index"], r["status"]) for r in records] == \
+        [(0, "ok"), (1, "env_error"), (1, "ok"), (2, "ok")]
+    assert "ScienceWorld simulator failed" in records[1]["error"]
+    assert all(r["success"] for r in records if r["status"] == "ok")
+    assert java_pids() <= before, "a JVM outlived the run"
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_leaves_no_jvm(plugin_path, tmp_path, how):
+    out = tmp_path / "out"
+    before = java_pids()
+    env = {**os.environ, **plugin_env(plugin_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
+                             "--benchmark", "scienceworld", "--split", "step18",
+                             "--method", "oracle", "--workers", "2", "--out", str(out)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (
+                (out / "episodes.jsonl").exists() and (out / "episodes.jsonl").stat().st_size
+                and len(java_pids() - before) == 2):
+            time.sleep(0.1)
+        assert len(java_pids() - before) == 2, "each of the 2 workers should run a JVM"
+        proc.send_signal(how)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert b"interrupted; rerun the same command to resume" in stderr
+    deadline = time.time() + 20
+    while time.time() < deadline and java_pids() - before:
+        time.sleep(0.2)
+    assert not java_pids() - before, "a JVM outlived the interrupted run"
+    assert read_records(out), "what was recorded before the interrupt is kept"
+
+
+def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path, faulty):
+    """A worker that dies mid-episode (here: os._exit) leaves no JVM behind, and the
+    episode is retried on a new worker with a new JVM."""
+    out = tmp_path / "out"
+    before = java_pids()
+    result = run_faulty(cli, out, ["find-non-living-thing:225", "lifespan-longest-lived:93"],
+                        faulty("crash", "0"))
+    assert result.returncode == 0, result.stderr
+    assert [(r["episode_index"], r["status"]) for r in read_records(out)] == \
+        [(0, "env_error"), (0, "ok"), (1, "ok")]
+    deadline = time.time() + 20
+    while time.time() < deadline and java_pids() - before:
+        time.sleep(0.2)
+    assert not java_pids() - before, "the crashed worker's JVM outlived it"
+
+
+def test_a_worker_reuses_one_jvm_across_its_units(plugin_path, tmp_path):
+    """Each unit plays in a thread of its own; the JVM of a finished unit's thread is handed
+    to the next one instead of starting (and keeping) another."""
+    before = java_pids()
+    env = {**os.environ, **plugin_env(plugin_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
+                             "--benchmark", "scienceworld", "--split", "step18", "--limit", "6",
+                             "--method", "oracle", "--workers", "1", "--max-steps", "3",
+                             "--out", str(tmp_path / "out")], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    most = 0
+    try:
+        while proc.poll() is None:
+            most = max(most, len(java_pids() - before))
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.stderr.read()
+    assert len(read_records(tmp_path / "out")) == 6  # in 3 units of 2 (stateless: sharded)
+    assert most == 1

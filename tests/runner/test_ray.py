@@ -1,0 +1,124 @@
+"""`--executor ray` on a local Ray instance started by the run: the same records as the
+local executor, and a Ray worker killed mid-run costs nothing but a retry."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, key_of, plugin_env, read_records, without_timings
+
+pytest.importorskip("ray")
+
+
+def comparable(records: list[dict]) -> dict:
+    out = {}
+    for r in records:
+        if r["status"] in ("ok", "budget_exhausted"):
+            record = without_timings(r)
+            record.pop("attempt", None)
+            out[key_of(r)] = record
+    return out
+
+
+GRID = ["--benchmark", "plancraft", "--split", "val.small", "--limit", "12", "--seeds", "0,1",
+        "--method", "random,oracle,counter", "--workers", "2", "--run-id", "same"]
+
+
+def test_ray_and_local_give_identical_records(cli, tmp_path):
+    local = cli("run", "--no-progress", *GRID, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    on_ray = cli("run", "--no-progress", *GRID, "--executor", "ray", "--out", str(tmp_path / "ray"),
+                 timeout=600)
+    assert on_ray.returncode == 0, on_ray.stderr
+    a, b = read_records(tmp_path / "local"), read_records(tmp_path / "ray")
+    assert len(a) == len(b) == 12 * 2 * 3
+    assert comparable(a) == comparable(b)
+    # resume works as locally: a second ray run finds everything done
+    again = cli("run", "--no-progress", *GRID, "--executor", "ray", "--out", str(tmp_path / "ray"),
+                timeout=600)
+    assert again.returncode == 0 and len(read_records(tmp_path / "ray")) == len(b)
+
+
+def ray_unit_pids() -> list[int]:
+    """Ray worker processes running a lifebench unit (Ray titles them after the task)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::play_unit"):
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_a_killed_ray_worker_is_replaced_and_every_key_is_recorded_once(plugin_path, tmp_path):
+    out = tmp_path / "out"
+    env = {**os.environ, **plugin_env(plugin_path)}
+    # two lifelong streams of slow episodes (the counter method's memory decides its moves)
+    proc = subprocess.Popen([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
+                             "--benchmark", "plancraft", "--split", "val.small", "--limit", "10",
+                             "--seeds", "0,1", "--method", "counter", "--method-arg", "delay_s=0.15",
+                             "--executor", "ray", "--workers", "2", "--out", str(out)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (
+                (out / "episodes.jsonl").exists() and len(read_records(out)) >= 3 and ray_unit_pids()):
+            time.sleep(0.1)
+        victims = ray_unit_pids()
+        assert victims, "no Ray worker running a unit"
+        os.kill(victims[0], signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr.decode()
+    records = read_records(out)
+    results = [r for r in records if r["status"] in ("ok", "budget_exhausted")]
+    keys = [key_of(r) for r in results]
+    assert len(keys) == len(set(keys)) == 20, "every episode once"
+    assert [r["status"] for r in records if r not in results] == ["env_error"]
+    # the killed stream went on from its saved memory: the same records as an unbroken run
+    reference = tmp_path / "reference"
+    unbroken = subprocess.run([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
+                               "--benchmark", "plancraft", "--split", "val.small", "--limit", "10",
+                               "--seeds", "0,1", "--method", "counter", "--method-arg", "delay_s=0.15",
+                               "--workers", "2", "--out", str(reference)],
+                              cwd=ROOT, env=env, capture_output=True, timeout=300)
+    assert unbroken.returncode == 0, unbroken.stderr
+    assert comparable(records) == comparable(read_records(reference))
+
+
+def test_the_llm_concurrency_limit_holds_across_the_cluster(cli, llm_server, tmp_path):
+    """8 streams in flight over 2 Ray worker processes, 2 requests at most at the endpoint:
+    the limit is the cluster's, not each process's."""
+    srv = llm_server(script=["think: a moment"], latency_s=0.2)
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--limit", "1", "--seeds", ",".join(map(str, range(8))), "--max-steps", "3",
+                 "--method", "parrot", "--model", "m", "--base-url", srv.url, "--cache", "off",
+                 "--executor", "ray", "--workers", "2", "--concurrency", "4",
+                 "--llm-concurrency", "2", "--out", str(tmp_path / "out"), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert len(read_records(tmp_path / "out")) == 8
+    stats = srv.stats()
+    assert stats["requests"] == 24 and stats["max_in_flight"] == 2
+
+
+def test_a_hung_episode_on_ray_is_killed_as_timeout_and_retried(cli, tmp_path, faulty):
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                 "--method", "faulty", "--limit", "2", "--out", str(out), "--workers", "1",
+                 "--executor", "ray", "--timeout", "2", *faulty("hang", "0"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    records = read_records(out)
+    assert [(r["episode_index"], r["status"]) for r in records] == [(0, "timeout"), (0, "ok"), (1, "ok")]
+    assert "killed" in records[0]["error"]
