@@ -158,6 +158,9 @@ class LLMConfig:
     concurrency: int = option(16, flag="--llm-concurrency", toml="llm_concurrency", minimum=1,
                               help="LLM requests in flight per endpoint in each worker "
                                    "process, or in the whole cluster with --executor ray")
+    send_seed: bool = option(True, flag="--no-llm-seed", toml="llm_send_seed",
+                             help="do not send the stream's seed with each request (for "
+                                  "endpoints that reject the field; it still keys the cache)")
     prices: Optional[str] = option(None, parse=parse_text, help='a JSON price table '
                                    '{"model": [in, out]} in USD per million tokens; records '
                                    'then carry cost_usd')

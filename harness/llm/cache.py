@@ -1,7 +1,9 @@
 """A SQLite cache of LLM responses, keyed on everything that shapes an answer.
 
 The key is the sha256 of the request as sent (model, base URL, messages, tools, sampling
-parameters, seed) plus the sample index, so repeated samples of one prompt stay distinct.
+parameters, seed) plus the stream's seed and the sample index: the streams of two seeds,
+and repeated samples of one prompt, are independent answers, while re-running the same
+seed replays.
 The API key is never part of it, nor stored. Modes: `rw` (read, and write what is new),
 `replay` (a miss is an error: exact reproduction, CI), `off`. Safe under concurrent
 workers: WAL journal, a busy timeout, one connection per thread, insert-or-ignore.
@@ -23,9 +25,9 @@ MODES = ("rw", "replay", "off")
 DEFAULT_PATH = Path("results") / "llm-cache.sqlite"
 
 
-def request_key(request: dict[str, Any], sample: int) -> str:
-    blob = json.dumps({"request": request, "sample": sample}, sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=False)
+def request_key(request: dict[str, Any], sample: int, stream_seed: Optional[int] = None) -> str:
+    blob = json.dumps({"request": request, "sample": sample, "stream_seed": stream_seed},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

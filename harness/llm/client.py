@@ -63,10 +63,15 @@ def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
 
 class LLMClient:
     """A `lifebench.api.ChatModel` for one model on one endpoint (`LLMConfig`), with its
-    accounting; `prices` are USD per million tokens, (input, output), by model."""
+    accounting; `prices` are USD per million tokens, (input, output), by model.
+
+    `seed` is the stream's seed: it is sent with every request (unless a role's params name
+    their own seed, or the config says the endpoint takes none) and is always part of the
+    cache key, so that seeds are independent samples and a re-run of a seed replays."""
 
     def __init__(self, model: str, config: LLMConfig, cache: Optional[ResponseCache] = None,
-                 prices: Optional[dict[str, tuple[float, float]]] = None) -> None:
+                 prices: Optional[dict[str, tuple[float, float]]] = None,
+                 seed: Optional[int] = None) -> None:
         import openai
 
         if not config.base_url:
@@ -75,6 +80,7 @@ class LLMClient:
         self.config = config
         self.cache = cache
         self.prices = prices or {}
+        self.seed = seed
         self._key = os.environ.get(config.api_key_env) or ""
         self._openai = openai
         self._client = _transport(config.base_url, self._key or _NO_KEY, config.timeout_s)
@@ -92,12 +98,14 @@ class LLMClient:
         request: dict[str, Any] = {"model": self.model, "messages": list(messages),
                                    "temperature": params.temperature,
                                    "max_tokens": params.max_tokens}
-        for name in ("seed", "top_p"):
-            if getattr(params, name) is not None:
-                request[name] = getattr(params, name)
+        if params.top_p is not None:
+            request["top_p"] = params.top_p
+        seed = params.seed if params.seed is not None else self.seed
+        if seed is not None and self.config.send_seed:
+            request["seed"] = seed
         if tools:
             request["tools"] = list(tools)
-        key = request_key({**request, "base_url": self.config.base_url}, sample)
+        key = request_key({**request, "base_url": self.config.base_url}, sample, self.seed)
         response = self.cache.get(key) if self.cache else None
         cached = response is not None
         if response is None:

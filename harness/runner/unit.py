@@ -162,7 +162,8 @@ def _llm_client(stream: StreamSpec) -> Any:
     llm = stream.llm
     assert llm is not None and stream.model and llm.base_url
     prices = load_prices(llm.prices) if llm.prices else {}
-    return LLMClient(stream.model, llm, ResponseCache(llm.cache_path, llm.cache), prices)
+    return LLMClient(stream.model, llm, ResponseCache(llm.cache_path, llm.cache), prices,
+                     seed=stream.seed)
 
 
 def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str, Any]:

@@ -158,3 +158,28 @@ def test_price_table_gives_a_cost_and_a_bad_one_is_refused(cli, llm_server, tmp_
     prices.write_text("[1, 2]")
     bad = run_parrot(cli, srv, tmp_path / "bad", tmp_path / "c.sqlite", "--prices", str(prices))
     assert bad.returncode == 2 and "--prices" in bad.stderr
+
+
+def test_seeds_are_independent_samples_and_a_rerun_replays(cli, llm_server, tmp_path):
+    """With the cache on, seed 1 is not served seed 0's answers: its requests reach the
+    server (carrying its seed); re-running both seeds makes no request at all."""
+    srv = llm_server(script=["think: what is in my inventory?"])
+    cache = tmp_path / "llm.sqlite"
+    alone = run_parrot(cli, srv, tmp_path / "seed0", cache, "--seeds", "0", "--cache", "rw")
+    assert alone.returncode == 0, alone.stderr
+    per_seed = srv.stats()["requests"]
+    assert per_seed > 0 and {r["seed"] for r in srv.requests()} == {0}
+    both = run_parrot(cli, srv, tmp_path / "both", cache, "--seeds", "0,1", "--cache", "rw")
+    assert both.returncode == 0, both.stderr
+    assert srv.stats()["requests"] == 2 * per_seed, "seed 1 asked the server; seed 0 replayed"
+    assert sorted(r["seed"] for r in srv.requests()) == [0] * per_seed + [1] * per_seed
+    again = run_parrot(cli, srv, tmp_path / "again", cache, "--seeds", "0,1", "--cache", "rw")
+    assert again.returncode == 0, again.stderr
+    assert srv.stats()["requests"] == 2 * per_seed, "a re-run of both seeds makes no request"
+    assert all(r["llm_usage"]["actor"]["cached"] == r["llm_calls"] for r in read_records(tmp_path / "again"))
+    # an endpoint that takes no seed: the field is not sent, the cache still tells seeds apart
+    quiet = run_parrot(cli, srv, tmp_path / "quiet", tmp_path / "other.sqlite", "--seeds", "0,1",
+                       "--no-llm-seed")
+    assert quiet.returncode == 0, quiet.stderr
+    assert srv.stats()["requests"] == 4 * per_seed
+    assert all("seed" not in r for r in srv.requests()[-2 * per_seed:])
