@@ -58,11 +58,14 @@ check: install
 		$(if $(WORKERS),--workers $(WORKERS),)
 	$(BIN)/lifebench check --baseline results/reference --candidate results/check
 
-# How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint.
+# How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint;
+# HOW2_LIMIT=N runs the first N instances of each split (a smoke run).
+HOW2_OUT ?= results/how2-table1
 how2-table1: install
 	$(BIN)/lifebench run specs/how2-table1.toml --model "$$LIFEBENCH_MODEL" \
-		--base-url "$$LIFEBENCH_BASE_URL" --out results/how2-table1 $(if $(WORKERS),--workers $(WORKERS),)
-	$(BIN)/lifebench leaderboard results/how2-table1 --output results/how2-table1/leaderboard.md
+		--base-url "$$LIFEBENCH_BASE_URL" --out $(HOW2_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
+		$(if $(HOW2_LIMIT),--limit $(HOW2_LIMIT),)
+	$(BIN)/lifebench leaderboard $(HOW2_OUT) --output $(HOW2_OUT)/leaderboard.md
 
 test: install
 	$(BIN)/pytest -q tests

@@ -7,11 +7,11 @@ main effects and their interaction (type II sums of squares), on episode-level v
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
+from lifebench.api.stats import two_way_anova as anova
 from lifebench.leaderboard.compare import metric_value
 from lifebench.leaderboard.grouping import grouped
 
@@ -27,32 +27,23 @@ def factor_value(record: EpisodeRecord, factor: str) -> Any:
 
 def two_way_anova(records: list[EpisodeRecord], metric: str, factors: tuple[str, str],
                   trials: str | None = None) -> list[dict[str, Any]]:
-    import pandas as pd
-    from statsmodels.formula.api import ols
-    from statsmodels.stats.anova import anova_lm
-
     first, second = factors
     out = []
     for group, arms in grouped(records, trials).items():
-        rows = []
+        values, levels_a, levels_b = [], [], []
         for arm_records in arms.values():
             for r in arm_records:
                 value = metric_value(r, metric)
                 a, b = factor_value(r, first), factor_value(r, second)
                 if value is not None and a is not None and b is not None:
-                    rows.append({"y": value, "a": str(a), "b": str(b)})
-        frame = pd.DataFrame(rows)
-        if frame.empty or frame["a"].nunique() < 2 or frame["b"].nunique() < 2:
+                    values.append(value)
+                    levels_a.append(str(a))
+                    levels_b.append(str(b))
+        if len(set(levels_a)) < 2 or len(set(levels_b)) < 2:
             continue
-        model = ols("y ~ C(a) * C(b)", data=frame).fit()
-        table = anova_lm(model, typ=2)
-        names = {"C(a)": first, "C(b)": second, "C(a):C(b)": f"{first} × {second}",
-                 "Residual": "residual"}
-        for term, row in table.iterrows():
+        names = {"a": first, "b": second, "a:b": f"{first} × {second}"}
+        for row in anova(values, levels_a, levels_b):
             out.append({"benchmark": group.benchmark, "split": group.split, "budget": group.budget,
-                        "metric": metric, "term": names.get(str(term), str(term)),
-                        "df": float(row["df"]), "sum_sq": float(row["sum_sq"]),
-                        "F": None if math.isnan(row["F"]) else float(row["F"]),
-                        "p": None if math.isnan(row["PR(>F)"]) else float(row["PR(>F)"]),
-                        "n": len(frame)})
+                        "metric": metric, **row, "term": names.get(row["term"], row["term"]),
+                        "n": len(values)})
     return out

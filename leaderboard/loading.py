@@ -16,3 +16,22 @@ def load_nonempty(directories: list[str | Path]) -> list[EpisodeRecord]:
         raise UserError(f"no episode records in {', '.join(map(str, directories))}; "
                         f"run `lifebench run ... --out DIR` first")
     return records
+
+
+def where(records: list[EpisodeRecord], conditions: list[str]) -> list[EpisodeRecord]:
+    """The records whose fields take one of the listed values: `FIELD=V1,V2` (a record
+    field or extra.KEY), every condition holding."""
+    wanted = []
+    for condition in conditions:
+        name, sep, values = condition.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--where {condition!r}: expected FIELD=VALUE[,VALUE...], e.g. "
+                            f"extra.how2_strategy=just-ask,memory-only")
+        name = name.strip()
+        if not name.startswith("extra.") and name not in EpisodeRecord.__dataclass_fields__:
+            raise UserError(f"--where {condition!r}: {name!r} is neither a record field nor extra.KEY")
+        wanted.append((name, {v.strip() for v in values.split(",")}))
+    kept = [r for r in records if all(str(r.value(n)) in vs for n, vs in wanted)]
+    if conditions and not kept:
+        raise UserError(f"no record matches --where {' '.join(conditions)}")
+    return kept

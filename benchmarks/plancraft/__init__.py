@@ -38,9 +38,7 @@ class PlancraftBenchmark(Benchmark):
 
     def load_instances(self, split: str) -> list[Instance]:
         if is_curriculum_split(split) and base_split(split) in SPLIT_FILES:
-            from lifebench.benchmarks.plancraft.curriculum import curriculum_order
-
-            return curriculum_order(self.instances(base_split(split)))
+            return self.ordered_instances(split, 0)
         if split not in SPLIT_FILES:
             raise unknown_name("split of plancraft", split, SPLIT_FILES)
         from plancraft.config import PlancraftExample
@@ -69,6 +67,15 @@ class PlancraftBenchmark(Benchmark):
                 payload=example,
             ))
         return out
+
+    def ordered_instances(self, split: str, seed: int) -> list[Instance]:
+        """Curriculum splits are ordered per seed (their recipe graph's cycles are broken
+        at random); the others keep their fixed order."""
+        if not is_curriculum_split(split):
+            return self.instances(split)
+        from lifebench.benchmarks.plancraft.curriculum import curriculum_order
+
+        return curriculum_order(self.instances(base_split(split)), seed)
 
     def make_env(self, instance: Instance, seed: int) -> Any:
         from lifebench.benchmarks.plancraft.env import PlancraftEnv

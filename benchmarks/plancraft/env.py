@@ -183,6 +183,14 @@ class PlancraftEnv:
             return "impossible: the target cannot be crafted from this inventory"
         return self._format(*table[index])
 
+    def query(self, name: str) -> str:
+        """Free information that costs no step: `state`, the target and the inventory as
+        an observation shows them (after a `think` or a format error too)."""
+        if name != "state":
+            raise ValueError(f"unknown query {name!r}; Plancraft answers state")
+        return target_and_inventory_to_text_obs(target=self.example.target,
+                                                inventory=self._require_env().state)
+
     def close(self) -> None:
         self._env = None
 

@@ -44,18 +44,40 @@ def _parse(action: str) -> tuple[str, str, str, int]:
 
 
 def _step(action: str, item: str, subgoal: int) -> PlanStep:
+    """The three forms of one planner action: exact; with items named instead of the
+    inventory slots they come from (How²'s "move the glass to A1"); spatial, with
+    quantities (the non-executable teacher's input)."""
     kind, source, target, quantity = _parse(action)
     if kind == "smelt":
-        return PlanStep(action, f"smelt {quantity} {item} into an empty inventory slot",
-                        f"smelt {item}", subgoal)
+        return PlanStep(action, f"smelt {quantity} {item} into a free inventory slot",
+                        f"smelt {quantity} {item}", subgoal)
     if source == "[0]":
-        return PlanStep(action, f"take the {item} from the crafting output [0] into the inventory",
-                        f"take the crafted {item} from the crafting output", subgoal)
+        return PlanStep(action, f"move {item} to a free inventory slot",
+                        f"take the {quantity} crafted {item} from the output slot", subgoal)
     if 1 <= slot_index(target) <= 9:
-        return PlanStep(action, f"put {quantity} {item} into {target}",
-                        f"put {item} in {spatial(target)}", subgoal)
-    return PlanStep(action, f"move {quantity} {item} from {source} back to the inventory",
-                    f"clear {item} from the crafting grid", subgoal)
+        return PlanStep(action, f"move {item} to {target}",
+                        f"put {quantity} {item} in {spatial(target)}", subgoal)
+    return PlanStep(action, f"move {item} from {source} to a free inventory slot",
+                    f"take {quantity} {item} off the crafting grid", subgoal)
+
+
+# What the non-executable teacher is told of Plancraft (How², Appendix G, Figure 19).
+MENTOR = """\
+# Background
+- The domain: crafting tasks in Minecraft.
+- Crafting happens on a 3x3 crafting grid; what a recipe makes appears in an output slot.
+- Nothing can be moved or smelted into the output slot.
+- The inventory slots, outside the grid, hold the items being stored.
+
+# Usage notes
+- Smelting is done with the `smelt` command: no furnace is needed.
+- The crafting grid is already open: never say to open it.
+- Describe how items are arranged on the crafting grid with shapes (e.g. 2x2) or patterns.
+
+# Example
+Question: How can I craft a glass_bottle given my inventory?
+Answer: To craft a glass_bottle, first smelt sand into three glass, then lay the three
+glass out in a small V shape on the crafting grid."""
 
 
 def inventory_totals(inventory: dict[int, dict[str, Any]]) -> str:
@@ -71,16 +93,18 @@ def planner_plan(inventory: dict[int, dict[str, Any]], target: str) -> TeacherPl
     from plancraft.environment.recipes import SmeltingRecipe
 
     state = f"the goal is {target}; the inventory holds {inventory_totals(inventory)}"
+    goal = f"craft {target}"
     subplans, plan, items = get_subplans({"inventory": inventory, "target": target},
                                          return_items=True)
     if not plan:  # the planner found no way (or timed out): the package's oracle stops
-        return TeacherPlan(steps=(), subgoals=(), state=state, impossible=True,
-                           impossible_action=IMPOSSIBLE_ACTION)
+        return TeacherPlan(steps=(), subgoals=(), goal=goal, state=state, impossible=True,
+                           impossible_action=IMPOSSIBLE_ACTION, mentor=MENTOR)
     subgoals = []
     steps = []
     for index, (subplan, (recipe, _), used) in enumerate(zip(subplans, plan, items)):
         result = recipe.result
-        subgoals.append(f"smelt {result.item}" if isinstance(recipe, SmeltingRecipe)
-                        else f"craft {result.count} {result.item}")
+        subgoals.append(f"Smelt {result.item}" if isinstance(recipe, SmeltingRecipe)
+                        else f"Craft {result.item}")
         steps.extend(_step(action, item, index) for action, item in zip(subplan, used))
-    return TeacherPlan(steps=tuple(steps), subgoals=tuple(subgoals), state=state)
+    return TeacherPlan(steps=tuple(steps), subgoals=tuple(subgoals), goal=goal, state=state,
+                       mentor=MENTOR)

@@ -20,7 +20,7 @@ from lifebench.api import Observation, Step
 
 from lifebench.benchmarks.scienceworld import jvm
 
-QUERIES = ("look", "inventory", "task")
+QUERIES = ("look", "inventory", "task", "state")
 
 
 def _py4j_errors() -> tuple[type, ...]:
@@ -84,7 +84,10 @@ class ScienceWorldTaskEnv:
         return self._call(lambda: list(sim.server.getValidActionObjectCombinations()))
 
     def query(self, name: str) -> str:
-        """Free information that costs no action: the room, the inventory, the task."""
+        """Free information that costs no action: the room, the inventory, the task, and
+        `state` (the room, then the inventory)."""
+        if name == "state":
+            return f"{self.query('look')}\n{self.query('inventory')}"
         sim = self._require()
         calls = {"look": sim.server.freeActionLook, "inventory": sim.server.freeActionInventory,
                  "task": sim.server.freeActionTaskDesc}

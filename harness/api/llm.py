@@ -17,7 +17,7 @@ class RoleParams:
     """Sampling settings of one role (actor, reflection, teacher, ...)."""
 
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: Optional[int] = 512  # None: no cap (reasoning models' traces are long)
     seed: Optional[int] = None
     top_p: Optional[float] = None
 

@@ -211,6 +211,12 @@ class Benchmark(abc.ABC):
             self._loaded[split] = self.load_instances(split)
         return self._loaded[split]
 
+    def ordered_instances(self, split: str, seed: int) -> list[Instance]:
+        """The split's instances in the order a stream of `seed` plays them: the split's
+        fixed order, unless the split's order is drawn per seed (How²'s curriculum splits
+        break the recipe graph's cycles at random, per seed)."""
+        return self.instances(split)
+
     def instance(self, split: str, instance_id: str) -> Instance:
         """One instance of a split, by id (KeyError for an id the split does not have)."""
         if split not in self._by_id:

@@ -6,6 +6,7 @@ Each estimator states its assumptions; scipy and statsmodels do the distribution
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -109,17 +110,50 @@ def paired_t(a: list[float], b: list[float], alternative: str = "two-sided") -> 
 
 
 def welch_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
+    """Welch's t-test of two independent samples (unequal variances)."""
+    return _unpaired_t(a, b, alternative, equal_var=False)
+
+
+def student_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
+    """Student's t-test of two independent samples (pooled variance; scipy's default)."""
+    return _unpaired_t(a, b, alternative, equal_var=True)
+
+
+def _unpaired_t(a: list[float], b: list[float], alternative: str, equal_var: bool) -> TestResult:
+    name = "student t" if equal_var else "welch t"
     n = len(a) + len(b)
     if len(a) < 2 or len(b) < 2:
-        return TestResult("welch t", n, math.nan, math.nan, math.nan)
-    result = _stats.ttest_ind(a, b, equal_var=False, alternative=alternative)
+        return TestResult(name, n, math.nan, math.nan, math.nan)
+    with warnings.catch_warnings():  # identical samples: t is undefined, said by NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = _stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)
     ma, mb = sum(a) / len(a), sum(b) / len(b)
     va = sum((x - ma) ** 2 for x in a) / (len(a) - 1)
     vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1)
     pooled = math.sqrt(((len(a) - 1) * va + (len(b) - 1) * vb) / (n - 2))
     statistic = _nan_to(result.statistic, math.nan)
     p = _nan_to(result.pvalue, 1.0 if ma == mb else math.nan)
-    return TestResult("welch t", n, statistic, p, (ma - mb) / pooled if pooled else math.nan)
+    return TestResult(name, n, statistic, p, (ma - mb) / pooled if pooled else math.nan)
+
+
+def two_way_anova(values: list[float], first: list[str], second: list[str]) -> list[dict]:
+    """Two-way ANOVA with interaction (type II sums of squares, statsmodels' OLS) of
+    `values` over two factors; one row per term: term ("a", "b", "a:b", "residual"), df,
+    sum_sq, F, p (None where undefined)."""
+    import pandas as pd
+    from statsmodels.formula.api import ols
+    from statsmodels.stats.anova import anova_lm
+
+    frame = pd.DataFrame({"y": values, "a": first, "b": second})
+    with warnings.catch_warnings():  # a constant outcome: F is undefined, said by NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        table = anova_lm(ols("y ~ C(a) * C(b)", data=frame).fit(), typ=2)
+    names = {"C(a)": "a", "C(b)": "b", "C(a):C(b)": "a:b", "Residual": "residual"}
+    return [{"term": names.get(str(term), str(term)), "df": float(row["df"]),
+             "sum_sq": float(row["sum_sq"]),
+             "F": None if math.isnan(row["F"]) else float(row["F"]),
+             "p": None if math.isnan(row["PR(>F)"]) else float(row["PR(>F)"])}
+            for term, row in table.iterrows()]
 
 
 def cohens_h(p_a: float, p_b: float) -> float:

@@ -34,11 +34,16 @@ class TeacherPlan:
     """A benchmark's plan from the current state, in the forms the teachers need."""
 
     steps: tuple[PlanStep, ...]
-    subgoals: tuple[str, ...] = ("complete the task",)
+    subgoals: tuple[str, ...] = ("Complete the task",)
+    # What the plan achieves, for the answer's first line: "To {goal}, follow these steps:".
+    goal: str = "complete the task"
     # The state the plan starts from, abstracted (Plancraft: inventory as item totals).
     state: str = ""
     impossible: bool = False  # the task cannot be done: the answer says so
     impossible_action: Optional[str] = None  # the env's way to say so, for executable
+    # What the non-executable teacher (an LLM mentor) is told of the domain: background,
+    # usage notes, how to describe arrangements, a worked example. Empty: a generic mentor.
+    mentor: str = ""
 
 
 class Teacher(Protocol):

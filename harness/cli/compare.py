@@ -23,14 +23,17 @@ class Compare(SubCommand):
         parser.add_argument("--anova", metavar="FACTOR,FACTOR",
                             help="a two-way ANOVA over two factors instead (record fields or "
                                  "extra.KEY, e.g. extra.how2_strategy,extra.how2_teacher)")
+        parser.add_argument("--where", action="append", default=[], metavar="FIELD=V1,V2",
+                            help="only the records whose FIELD (a record field or extra.KEY) is "
+                                 "one of the values; repeatable (e.g. to choose an ANOVA's subset)")
         parser.add_argument("--format", default="markdown", choices=["json", *FORMATS])
         parser.add_argument("--output", help="also write the result to this file")
         add_trials_argument(parser, "how trials count (default: the benchmark's protocol)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from lifebench.leaderboard.loading import load_nonempty
+        from lifebench.leaderboard.loading import load_nonempty, where
 
-        records = load_nonempty(args.dirs)
+        records = where(load_nonempty(args.dirs), args.where)
         metrics = args.metric or ["success"]
         if args.anova:
             rows = self._anova(records, metrics, args)

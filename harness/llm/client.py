@@ -96,8 +96,9 @@ class LLMClient:
              params: Optional[RoleParams] = None) -> LLMReply:
         params = params or RoleParams()
         request: dict[str, Any] = {"model": self.model, "messages": list(messages),
-                                   "temperature": params.temperature,
-                                   "max_tokens": params.max_tokens}
+                                   "temperature": params.temperature}
+        if params.max_tokens is not None:
+            request["max_tokens"] = params.max_tokens
         if params.top_p is not None:
             request["top_p"] = params.top_p
         seed = params.seed if params.seed is not None else self.seed

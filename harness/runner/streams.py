@@ -115,7 +115,6 @@ def expand(config: RunConfig) -> list[StreamSpec]:
         bench = registry.get_benchmark(b, bench_config)
         bench.check_available()
         for split in splits.get(b) or bench.default_splits:
-            ids, by_id = _instance_ids(config, bench, split)
             for m in config.methods:
                 cls = registry.method_class(m)
                 needs = cls.needs
@@ -133,6 +132,7 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                         skipped.append(f"{m} ({changed_fields(method_config)}) on {b}:{split}: {problem}")
                         continue
                     for seed in config.seeds:
+                        ids, by_id = _instance_ids(config, bench, split, seed)
                         for budget in config.budgets:
                             streams.append(StreamSpec(
                                 run_id=run_id, benchmark=b, split=split, method=m,
@@ -157,8 +157,10 @@ def expand(config: RunConfig) -> list[StreamSpec]:
     return streams
 
 
-def _instance_ids(config: RunConfig, bench: Any, split: str) -> tuple[tuple[str, ...], dict]:
-    by_id = {inst.instance_id: inst for inst in bench.instances(split)}
+def _instance_ids(config: RunConfig, bench: Any, split: str, seed: int) -> tuple[tuple[str, ...], dict]:
+    """The stream's instances: the split in its order for `seed`, filtered by --instances,
+    cut by --limit."""
+    by_id = {inst.instance_id: inst for inst in bench.ordered_instances(split, seed)}
     ids = list(by_id)
     if config.instances is not None:
         missing = [i for i in config.instances if i not in by_id]

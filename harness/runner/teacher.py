@@ -6,7 +6,8 @@ episode's *current* state (`Benchmark.teacher_plan`): Plancraft's planner on the
 inventory, or the remaining part of a walkthrough / gold path for the others, in one of
 How²'s styles (`lifebench.api.teaching`). The non-executable style asks an LLM (role
 `teacher`) to explain the plan in general words, given the plan with slots written as
-spatial words and the inventory as item totals.
+spatial words and the inventory as item totals; the benchmark gives it its domain's
+background and a worked example (`TeacherPlan.mentor`).
 
 The episode loop binds the service to each episode's env and to the actions played so far;
 outside an episode `ask` is an error. Every call is counted for the episode.
@@ -33,12 +34,31 @@ class TeacherSession:
     calls: int = 0
 
 
-_NON_EXECUTABLE_SYSTEM = """\
-You are a patient teacher. A learner asks how to do something in a game. You know one
-correct plan for the learner's current situation. Explain it in general terms: what to
-obtain or make, from what, and roughly where things go. Do not give exact commands, slot
-names or coordinates; the learner must work out the exact actions. Answer in at most 6
-short sentences."""
+# The non-executable teacher (How², Appendix G, Figure 19), in our words; the domain's
+# background, notes and worked example come from the benchmark (`TeacherPlan.mentor`).
+_MENTOR_SYSTEM = """\
+You are an expert mentor who gives high-level guidance in answer to a user's question.
+
+Answer the question from the agent context and the planner output.
+{mentor}
+# How to answer
+- Use simple language, and split the problem into the steps of the planner output.
+- Put the information in a logical order.
+- The planner output is always correct.
+- Keep the quantities the planner output gives.
+
+# Output format
+A short, abstract explanation of every required step and what it needs, as one paragraph."""
+
+_MENTOR_USER = """\
+# Agent context
+{state}
+
+# Planner output
+{plan}
+
+# Question
+{question}"""
 
 
 class TeacherService:
@@ -90,36 +110,50 @@ class TeacherService:
     def _explain(self, question: str, plan: TeacherPlan, params: Optional[RoleParams]) -> str:
         if self.llm is None:
             raise UserError("the non-executable teacher is an LLM: give --model and --base-url")
-        steps = "\n".join(f"{i + 1}. {s.abstract}" for i, s in enumerate(plan.steps))
-        known = ("The task is impossible from this state: nothing can make the target."
-                 if plan.impossible else f"A correct plan:\n{steps}")
-        user = (f"Question: {question.strip()}\n\n"
-                + (f"Current situation: {plan.state}\n\n" if plan.state else "") + known)
-        reply = self.llm.chat([{"role": "system", "content": _NON_EXECUTABLE_SYSTEM},
+        system = _MENTOR_SYSTEM.format(mentor=f"\n{plan.mentor.strip()}\n" if plan.mentor else "")
+        user = _MENTOR_USER.format(state=plan.state or "(not described)",
+                                   plan=_planner_output(plan), question=question.strip())
+        reply = self.llm.chat([{"role": "system", "content": system},
                                {"role": "user", "content": user}], role="teacher",
                               params=params)
         return reply.text.strip()
 
 
+def _planner_output(plan: TeacherPlan) -> str:
+    """The plan as the non-executable teacher reads it: per subgoal, its steps in abstract
+    form (no slot names, quantities kept)."""
+    if plan.impossible:
+        return f"No plan: it is not possible to {plan.goal} from this state."
+    return _numbered(plan, "abstract")
+
+
+def _numbered(plan: TeacherPlan, form: str) -> str:
+    """Subgoals numbered 1., 2., ... and their steps 1.1., 1.2., ... (How²'s answers)."""
+    lines, number = [], 0
+    for index, goal in enumerate(plan.subgoals):
+        steps = [getattr(s, form) for s in plan.steps if s.subgoal == index]
+        if not steps:
+            continue
+        number += 1
+        lines.append(f"{number}. {goal}")
+        lines.extend(f"{number}.{k + 1}. {step}" for k, step in enumerate(steps))
+    return "\n".join(lines)
+
+
 def render_plan(plan: TeacherPlan, style: str) -> str:
-    """A templated teacher's answer (every style but non-executable)."""
+    """A templated teacher's answer (every style but non-executable), in How²'s forms:
+    "To craft X, follow these steps:" and the steps, numbered (per subgoal, nested, for
+    the subgoal style)."""
     if plan.impossible:
         how = f" (`{plan.impossible_action}`)" if style == "executable" and plan.impossible_action else ""
-        return f"This cannot be done from the current state: declare it impossible{how}."
+        return f"It is not possible to {plan.goal} from the current state: declare it impossible{how}."
     if not plan.steps:
-        return "Nothing is left to do: the goal is already reached."
+        return f"Nothing is left to do to {plan.goal}: the goal is already reached."
+    header = f"To {plan.goal}, follow these steps:\n"
     if style == "executable":
-        return "Do exactly these actions, in order:\n" + "\n".join(
-            f"{i + 1}. {s.action}" for i, s in enumerate(plan.steps))
+        return header + "\n".join(f"{i + 1}. {s.action}" for i, s in enumerate(plan.steps))
     if style == "partially-executable":
-        return "Steps, in order:\n" + "\n".join(
-            f"{i + 1}. {s.described}" for i, s in enumerate(plan.steps))
+        return header + "\n".join(f"{i + 1}. {s.described}" for i, s in enumerate(plan.steps))
     if style == "subgoal-partially-executable":
-        lines = []
-        for index, goal in enumerate(plan.subgoals):
-            steps = [s.described for s in plan.steps if s.subgoal == index]
-            if steps:
-                lines.append(f"{len(lines) + 1}. {goal}: " + "; ".join(steps) + ".")
-        return "Subgoals, in order:\n" + "\n".join(lines)
+        return header + _numbered(plan, "described")
     raise unknown_name("templated teacher", style, TEACHER_STYLES[:3])
-

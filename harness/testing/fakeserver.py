@@ -44,7 +44,7 @@ FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
 
 POLICIES = ("script", "plancraft")
 _PLANCRAFT_TARGET = re.compile(r"Craft an item of type: (\S+)")
-_PLANCRAFT_ITEM = re.compile(r"^ - (\S+) (\[\w+\]) quantity (\d+)$", re.M)
+_PLANCRAFT_ITEM = re.compile(r"^ - (\S+) \[?(\w+)\]? quantity (\d+)$", re.M)  # [I12] or I12
 _PLANCRAFT_ACTION = re.compile(r"^(move|smelt): from (\[\w+\]) to (\[\w+\]) with quantity (\d+)$")
 
 
@@ -58,7 +58,7 @@ def plancraft_next_action(prompt: str) -> Optional[str]:
         return None
     observation = prompt[starts[-1]:]
     target = _PLANCRAFT_TARGET.match(observation).group(1)  # type: ignore[union-attr]
-    inventory = {convert_to_slot_index(slot): {"type": item, "quantity": int(qty)}
+    inventory = {convert_to_slot_index(f"[{slot}]"): {"type": item, "quantity": int(qty)}
                  for item, slot, qty in _PLANCRAFT_ITEM.findall(observation.split("\n\n")[0])}
     try:
         subplans, _ = get_subplans({"inventory": inventory, "target": target})

@@ -1,22 +1,21 @@
 """How² (Dagan, Keller, Lascarides: "How to learn from procedural How-to questions").
 
 An actor plays the episode with JSON tool calls: the environment's actions, `think`, and
-`read_memory(query)`. A read goes through the memory of Algorithm 1 (`_read_memory`):
-entries stored under the query are checked for relevance to the current state (an LLM
-role); if none is relevant, or none was found (a cache miss), an ask role writes a how-to
-question from the observation, the teacher (`ctx.teacher`, in the configured style)
-answers it, a parse role abstracts the answer from the current state and returns tags, and
-the entry is stored under the query and every tag. On a miss the actor is given the
-teacher's answer itself (it fits the current state); what is stored for later is the
-parsed, reusable advice. The memory lives for the whole stream (one seed) and is saved
-with the method's state.
+`read_memory(recipe)`. A read runs Algorithm 1 (`_read_memory`): the entries stored under
+the query are each checked for relevance to the current state (an LLM role); the
+relevant ones are returned. If there is none (a cache miss), the ask role writes a how-to
+question from the agent's context, the teacher (`ctx.teacher`, in the configured style)
+answers it, the parse role turns the answer into an entry (RECIPE, REQUIREMENTS,
+PROCEDURE, RELATED ITEMS) whose tags are its recipe and related items, the entry is
+stored under the query and every tag, and the new entry is returned. The memory lives for
+the whole stream (one seed) and is saved with the method's state.
 
-Strategies (`strategy=`): `base` (no read_memory), `just-ask` (every read asks the teacher,
-nothing is stored), `memory-only` (raw answers stored and returned on exact match, no
-relevance check, no parse), `parse` (parsed advice and tags, no relevance check),
-`relevance` (raw answers, relevance check), `how2` (parse and relevance); ablations
-`curriculum` (how2 on a split ordered by recipe dependencies) and `ask-first` (how2, with
-the task's goal read from memory before the first action of every episode).
+Strategies (`strategy=`, Table 1's rows): `base` (no read_memory), `just-ask` (every read
+asks the teacher, nothing is stored), `memory-only` (raw answers stored, returned on an
+exact match), `parse` (parsed entries and tags, no relevance check), `relevance` (raw
+answers, relevance check), `how2` (parse and relevance); ablations (Table 6) `curriculum`
+(how2 on a split ordered by recipe dependencies) and `ask-first` (how2, reading the task's
+goal from memory before the first action of every episode).
 """
 
 from __future__ import annotations
@@ -30,10 +29,11 @@ from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeToo
                            MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
                            curriculum_split, is_curriculum_split)
 from lifebench.methods.how2 import prompts
-from lifebench.methods.how2.memory import Entry, Memory, normalise
+from lifebench.methods.how2.memory import Entry, Memory, normalise, parsed_entry
 from lifebench.methods.how2.reporting import how2_tables
 from lifebench.methods.how2.strategies import FLAGS, STRATEGIES
 from lifebench.methods.how2.tools import ToolSet
+
 
 @dataclass(frozen=True)
 class How2Config:
@@ -41,7 +41,9 @@ class How2Config:
     teacher: str = "executable"
     actor_temperature: float = 0.6   # the paper's actor temperature
     role_temperature: float = 0.2    # relevance, ask, parse and the LLM teacher
-    max_tokens: int = 512
+    # Tokens per reply (None: no cap, for reasoning models such as the paper's Qwen 3).
+    max_tokens: Optional[int] = 512
+    think: bool = True               # the `think` tool (the paper drops it for Qwen 3)
     max_non_env: int = 3             # non-environment calls in a row before a forced no-op
     tool_retries: int = 2            # invalid calls answered with feedback before a no-op
     history: int = 30                # turns of the episode kept in the prompt
@@ -54,25 +56,8 @@ class How2Config:
             raise ValueError(f"teacher {self.teacher!r}: choose from {', '.join(TEACHER_STYLES)}")
         if self.max_non_env < 1 or self.tool_retries < 0 or self.history < 1:
             raise ValueError("max_non_env and history must be >= 1, tool_retries >= 0")
-
-
-_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
-
-
-def parse_advice(text: str) -> tuple[str, tuple[str, ...]]:
-    """The parse role's reply: (advice, tags). A reply that is not the asked-for JSON is
-    taken whole as the advice, without tags."""
-    match = _JSON_OBJECT.search(text)
-    if match:
-        try:
-            data = json.loads(match.group(0))
-            advice = str(data.get("advice") or "").strip()
-            tags = data.get("tags") or []
-            if advice and isinstance(tags, list):
-                return advice, tuple(t for t in (normalise(str(x)) for x in tags) if t)
-        except (ValueError, AttributeError):
-            pass
-    return text.strip(), ()
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1, or none")
 
 
 def is_yes(text: str) -> bool:
@@ -110,13 +95,16 @@ class How2Method(Method):
         self.role_params = RoleParams(temperature=c.role_temperature, max_tokens=c.max_tokens,
                                       seed=c.llm_seed)
         self.toolset = ToolSet.for_benchmark(ctx.benchmark.name)
-        self.tools = self.toolset.schemas(with_memory=self.flags.read_memory)
+        self.tools = self.toolset.schemas(with_memory=self.flags.read_memory, with_think=c.think)
         self.memory = Memory()
 
     # -- the episode
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
         self.task = task
+        self.env_tools = tools
         self.first: Optional[str] = None
+        self.context = ""  # the last real observation of the state, for the roles
+        self.noop_pending = False
         self.turns: list[list[dict[str, Any]]] = []  # message groups, oldest first
         self.pending_call: Optional[str] = None  # id of the env call awaiting its observation
         self.call_number = 0
@@ -124,24 +112,20 @@ class How2Method(Method):
         self.stats = {"cache_misses": 0, "memory_reads": 0, "memory_hits": 0,
                       "relevance_rejected": 0, "stored": 0, "invalid_tool_calls": 0,
                       "forced_noops": 0, "think_calls": 0, "first_read_memory": None}
-        memory_note = prompts.MEMORY_NOTE.format(query_kind=self.toolset.query_kind) \
-            if self.flags.read_memory else ""
-        self.system = "\n\n".join([task.instructions.strip(), prompts.ACTOR.format(
-            env_tools=", ".join(f"`{n}`" for n in self.toolset.env_names),
-            memory_note=memory_note, max_non_env=self.config.max_non_env)])
-        self.observation: Optional[Observation] = None
+        self.system, self.memory_system = self.toolset.system_prompts(task.instructions)
 
     def act(self, observation: Observation) -> str:
-        self.observation = observation
+        shown = self.toolset.present(observation.text)
+        self._see(observation)
         if self.first is None:
-            self.first = observation.text
+            self.first = shown
             if self.flags.ask_first:
                 goal = self._goal_query()
                 self._record_call("read_memory", {self.toolset.memory_argument: goal},
                                   self._read_memory(goal))
         elif self.pending_call is not None:
             self.turns[-1].append({"role": "tool", "tool_call_id": self.pending_call,
-                                   "content": observation.text})
+                                   "content": shown})
             self.pending_call = None
         non_env = invalid = 0
         while True:
@@ -162,7 +146,7 @@ class How2Method(Method):
                 self.stats["invalid_tool_calls"] += 1
                 self._record_call(call.name, call.arguments, prompts.INVALID_CALL.format(
                     problem=problem, tools=self._tool_names()))
-            elif call.name == "think":
+            elif call.name == "think" and self.config.think:
                 non_env += 1
                 self.stats["think_calls"] += 1
                 self._record_call(call.name, call.arguments, "Ok")
@@ -184,6 +168,7 @@ class How2Method(Method):
                 self.turns.append([{"role": "user", "content": prompts.NO_OP_NOTE.format(
                     max_non_env=self.config.max_non_env)}])
                 self.env_steps += 1
+                self.noop_pending = True
                 return self.task.noop_action
 
     def end_episode(self, outcome: EpisodeOutcome) -> None:
@@ -210,56 +195,58 @@ class How2Method(Method):
         found = self.memory.lookup(query) if flags.store else []
         relevant = [e for e in found if self._relevant(e, query)] if flags.relevance else found
         self.stats["relevance_rejected"] += len(found) - len(relevant)
-        if relevant:
+        if relevant:  # line 18: the relevant memories
             self.stats["memory_hits"] += 1
-            shown = "\n".join(f"- {e.text}" for e in relevant)
-            return prompts.MEMORY_HIT.format(count=len(relevant),
+            return prompts.MEMORY_HIT.format(recipe=query, count=len(relevant),
                                              plural="y" if len(relevant) == 1 else "ies",
-                                             entries=shown)
-        # a cache miss: ask the teacher
+                                             entries="\n\n".join(e.text for e in relevant))
+        # a cache miss (lines 10-16): ask, answer, parse, store, return the new entry
         self.stats["cache_misses"] += 1
         question = self._ask(query)
-        answer = self.ctx.teacher.ask(question, self.config.teacher, params=self.role_params)
+        answer = self.toolset.present(
+            self.ctx.teacher.ask(question, self.config.teacher, params=self.role_params))
+        text, tags = self._parse(query, question, answer) if flags.parse else (answer, ())
         if flags.store:
-            text, tags = self._parse(question, answer) if flags.parse else (answer, ())
             entry = Entry(text=text, question=question, query=normalise(query), tags=tags,
                           episode_index=self.task.episode_index)
             if self.memory.store(entry):
                 self.stats["stored"] += 1
-        return prompts.TEACHER_ANSWER.format(answer=answer)
+        return prompts.MEMORY_MISS.format(recipe=query, question=question, answer=text)
 
     def _relevant(self, entry: Entry, query: str) -> bool:
-        reply = self.ctx.llm.chat([
-            {"role": "system", "content": prompts.RELEVANCE},
-            {"role": "user", "content": prompts.RELEVANCE_USER.format(
-                observation=self._state_text(), query=query, question=entry.question,
-                entry=entry.text)}], role="relevance",
-            params=self.role_params)
-        return is_yes(reply.text)
+        return is_yes(self._role("relevance", prompts.RELEVANCE.format(
+            context=self.context, recipe=query, memory=entry.text)))
 
     def _ask(self, query: str) -> str:
-        reply = self.ctx.llm.chat([
-            {"role": "system", "content": prompts.ASK},
-            {"role": "user", "content": prompts.ASK_USER.format(
-                observation=self._state_text(), query=query)}], role="ask",
-            params=self.role_params)
-        return reply.text.strip() or f"How do I get {query}?"
+        reply = self._role("ask", prompts.ASK.format(context=self.context, recipe=query))
+        return reply.strip() or f"How do I make {query}?"
 
-    def _parse(self, question: str, answer: str) -> tuple[str, tuple[str, ...]]:
-        reply = self.ctx.llm.chat([
-            {"role": "system", "content": prompts.PARSE},
-            {"role": "user", "content": prompts.PARSE_USER.format(
-                observation=self._state_text(), question=question, answer=answer)}], role="parse",
-            params=self.role_params)
-        return parse_advice(reply.text)
+    def _parse(self, query: str, question: str, answer: str) -> tuple[str, tuple[str, ...]]:
+        text, tags = parsed_entry(self._role("parse", prompts.PARSE.format(
+            recipe=query, context=self.context, question=question, answer=answer)))
+        return (text or answer), tags
+
+    def _role(self, role: str, user: str) -> str:
+        """One call of a memory role: the main system prompt with the memory block."""
+        return self.ctx.llm.chat([{"role": "system", "content": self.memory_system},
+                                  {"role": "user", "content": user}], role=role,
+                                 params=self.role_params).text
 
     # -- helpers
+    def _see(self, observation: Observation) -> None:
+        """Keep the roles' context: the state as the environment describes it for free
+        (`state` query), else the last observation that followed a real action (not the
+        forced no-op)."""
+        try:
+            self.context = self.toolset.present(self.env_tools.query("state"))
+        except ValueError:
+            if not self.noop_pending or not self.context:
+                self.context = self.toolset.present(observation.text)
+        self.noop_pending = False
+
     def _goal_query(self) -> str:
         target = self.task.instance.metadata.get("target")
         return str(target) if target else self.task.instance.instance_id
-
-    def _state_text(self) -> str:
-        return self.observation.text if self.observation is not None else (self.first or "")
 
     def _tool_names(self) -> str:
         return ", ".join(t["function"]["name"] for t in self.tools)

@@ -1,18 +1,24 @@
-"""How²'s actor tools as JSON function schemas, and their conversion to env actions.
+"""How²'s actor tools as JSON function schemas (Appendix G, Figures 11-15, in our words),
+their conversion to environment actions, and how the benchmark's text is shown.
 
-On Plancraft the environment tools are the package's actions (`move`, `smelt` with
-`slot_from`, `slot_to`, `quantity`; `impossible` with `reason`), as in plancraft's own tool
-interface. Other benchmarks have free-text commands: one `act(command)` tool. `think` and
-`read_memory` are the same everywhere.
+On Plancraft the environment tools are `move` and `smelt` (`slot_from`, `slot_to`,
+`quantity`) and `impossible` (`reason`); slots are written without brackets (`I12`, `A1`,
+`0`), in the tools, in the observations and in the teacher's answers, as the paper does
+(models write bracketed slots poorly in JSON); the action sent to the environment gets its
+brackets back. Other benchmarks take free-text commands: one `act(command)` tool.
+`think` and `read_memory` are the same everywhere.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
+
+from lifebench.methods.how2 import prompts
 
 _SLOT = re.compile(r"^\[?(0|[A-C][1-3]|I(?:[1-9]|[12][0-9]|3[0-6]))\]?$")
+_BRACKETED = re.compile(r"\[(0|[A-C][1-3]|I(?:[1-9]|[12][0-9]|3[0-6]))\]")
 
 
 def _function(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
@@ -22,51 +28,73 @@ def _function(name: str, description: str, properties: dict[str, Any]) -> dict[s
                        "required": list(properties)}}}
 
 
-_SLOT_ARG = {"type": "string", "description": "a slot: [0], [A1]..[C3] or [I1]..[I36]"}
+def _slot(what: str) -> dict[str, str]:
+    return {"type": "string", "description": f"The slot to {what} (A1, A2, B1, B2, etc.)"}
+
+
+_QUANTITY = {"type": "integer", "description": "How many items"}
 PLANCRAFT_ENV_TOOLS = (
-    _function("move", "Move items from one slot to another.",
-              {"slot_from": _SLOT_ARG, "slot_to": _SLOT_ARG,
-               "quantity": {"type": "integer", "description": "how many items"}}),
-    _function("smelt", "Smelt items from one slot into another slot.",
-              {"slot_from": _SLOT_ARG, "slot_to": _SLOT_ARG,
-               "quantity": {"type": "integer", "description": "how many items"}}),
-    _function("impossible", "Declare that the target cannot be crafted (ends the episode).",
-              {"reason": {"type": "string", "description": "why"}}),
+    _function("move", "Move a given quantity of an item from one slot to another",
+              {"slot_from": _slot("move the item from"), "slot_to": _slot("move the item to"),
+               "quantity": _QUANTITY}),
+    _function("smelt", "Smelt an item in a furnace and put what it gives in a given slot",
+              {"slot_from": _slot("smelt the item from"), "slot_to": _slot("put the smelted item in"),
+               "quantity": _QUANTITY}),
+    _function("impossible", "Stop the task when you are certain it cannot be done with the "
+                            "items you have",
+              {"reason": {"type": "string", "description": "Why it cannot be done"}}),
 )
 TEXT_ENV_TOOLS = (
-    _function("act", "Send one command to the environment, written as its manual says.",
-              {"command": {"type": "string", "description": "the command"}}),
+    _function("act", "Send one command to the environment, written as its manual says",
+              {"command": {"type": "string", "description": "The command"}}),
 )
-THINK = _function("think", "Think before acting; costs no step.",
-                  {"thought": {"type": "string", "description": "your reasoning"}})
+THINK = _function("think", "Think, to help you decide on the next action",
+                  {"thought": {"type": "string", "description": "Your thought"}})
 
 
 def read_memory_tool(argument: str, described: str) -> dict[str, Any]:
-    return _function("read_memory", f"Look up what you know about a {described}; costs no step.",
-                     {argument: {"type": "string", "description": f"the {described}"}})
+    return _function("read_memory", f"Search a database for memories or instructions about a "
+                                    f"{described}. Call it first, or whenever you are unsure.",
+                     {argument: {"type": "string",
+                                 "description": f"The {described} to look up in memory"}})
+
+
+def unbracket(text: str) -> str:
+    """Plancraft's text with slots written as `I12` rather than `[I12]`."""
+    return _BRACKETED.sub(r"\1", text)
 
 
 @dataclass(frozen=True)
 class ToolSet:
     env_tools: tuple[dict[str, Any], ...]
     memory_argument: str      # read_memory's argument: `recipe` on Plancraft, `query` else
-    query_kind: str           # what a query names, for the prompts
+    query_kind: str           # what a query names
+    system: str               # the main system prompt; {manual} is the benchmark's
+    memory: dict[str, str]    # fills the memory block
+    present: Callable[[str], str]  # how the benchmark's text is shown to every role
 
     @classmethod
     def for_benchmark(cls, benchmark: str) -> "ToolSet":
         if benchmark == "plancraft":
-            return cls(PLANCRAFT_ENV_TOOLS, "recipe", "recipe (the item to craft)")
-        return cls(TEXT_ENV_TOOLS, "query", "goal or sub-task")
+            return cls(PLANCRAFT_ENV_TOOLS, "recipe", "recipe", prompts.PLANCRAFT_SYSTEM,
+                       prompts.PLANCRAFT_MEMORY, unbracket)
+        return cls(TEXT_ENV_TOOLS, "query", "goal or sub-task", prompts.TEXT_SYSTEM,
+                   prompts.TEXT_MEMORY, lambda text: text)
 
     @property
     def env_names(self) -> tuple[str, ...]:
         return tuple(t["function"]["name"] for t in self.env_tools)
 
-    def schemas(self, with_memory: bool) -> list[dict[str, Any]]:
-        tools = [*self.env_tools, THINK]
+    def schemas(self, with_memory: bool, with_think: bool = True) -> list[dict[str, Any]]:
+        tools = [*self.env_tools, *([THINK] if with_think else [])]
         if with_memory:
             tools.append(read_memory_tool(self.memory_argument, self.query_kind))
         return tools
+
+    def system_prompts(self, manual: str) -> tuple[str, str]:
+        """(the actor's system prompt, the memory roles' one: it adds the memory block)."""
+        actor = self.system.format(manual=manual.strip())
+        return actor, f"{actor}\n\n{prompts.MEMORY_SYSTEM.format(**self.memory)}"
 
     def env_action(self, name: str, arguments: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """(action text, None) for a well-formed environment call, (None, problem) else."""
@@ -75,7 +103,7 @@ class ToolSet:
             for key in ("slot_from", "slot_to"):
                 match = _SLOT.match(str(arguments.get(key, "")).strip())
                 if not match:
-                    return None, f"{name} needs {key} as a slot like [I3] or [A1]"
+                    return None, f"{name} needs {key} as a slot like I3 or A1"
                 slots.append(f"[{match.group(1)}]")
             try:
                 quantity = int(arguments.get("quantity", 1))

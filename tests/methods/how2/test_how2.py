@@ -9,19 +9,21 @@ import re
 
 import pytest
 
-from conftest import read_records
+from conftest import markdown_table, read_records
 
 INSTANCE = "VAL0491"  # val.small, target quartz
 TARGET = "quartz"
 
 
 def role_of(request: dict) -> str:
+    last = str(request["messages"][-1].get("content") or "")
     system = str(request["messages"][0].get("content") or "")
-    for role, marker in (("relevance", "Answer with one word: yes"), ("ask", "Write one short how-to"),
-                         ("parse", "Reply with JSON only"), ("teacher", "You are a patient teacher")):
-        if marker in system:
+    for role, marker in (("relevance", "Does this memory apply to the goal"),
+                         ("ask", "Write a procedural how-to question"),
+                         ("parse", "Rewrite the teacher's answer as an entry")):
+        if marker in last:
             return role
-    return "actor"
+    return "teacher" if "expert mentor" in system else "actor"
 
 
 def call(name: str, **arguments) -> dict:
@@ -36,12 +38,21 @@ def how2(cli, srv, out, *args, trials=1, instance=INSTANCE, split="val.small"):
                "--out", str(out), *args)
 
 
-ROLES = [{"match": "Answer with one word: yes", "replies": ["yes", "no", "yes", "no"]},
-         {"match": "Write one short how-to question", "replies": ["How do I make quartz?",
-                                                                  "How do I make quartz now?"]},
-         {"match": "Reply with JSON only", "replies": [
-             json.dumps({"advice": "ADVICE-A: smelt quartz ore", "tags": ["Quartz_Ore", "nether quartz"]}),
-             json.dumps({"advice": "ADVICE-B: quartz comes from its ore", "tags": ["quartz_ore"]})]}]
+ENTRY_A = "RECIPE: quartz\nREQUIREMENTS: quartz_ore\nPROCEDURE: ADVICE-A smelt the quartz ore\n" \
+          "RELATED ITEMS: ['Quartz_Ore', 'nether quartz']"
+ENTRY_B = "RECIPE: quartz\nREQUIREMENTS: quartz_ore\nPROCEDURE: ADVICE-B quartz comes from its ore\n" \
+          "RELATED ITEMS: ['quartz_ore']"
+ROLES = [{"match": "Does this memory apply to the goal", "replies": ["yes", "no", "yes", "no"]},
+         {"match": "Write a procedural how-to question", "replies": ["How do I make quartz?",
+                                                                     "How do I make quartz now?"]},
+         {"match": "Rewrite the teacher's answer as an entry", "replies": [ENTRY_A, ENTRY_B]}]
+
+
+def actor_tool_results(srv) -> list[str]:
+    """Every tool result the actor was shown, in order, without repeats."""
+    seen = [m["content"] for r in srv.requests() if role_of(r) == "actor"
+            for m in r["messages"] if m["role"] == "tool"]
+    return list(dict.fromkeys(seen))
 
 
 def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_path):
@@ -58,7 +69,7 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
     got = [(r["extra"]["cache_misses"], r["extra"]["memory_hits"], r["extra"]["relevance_rejected"],
             r["extra"]["stored"], r["extra"]["memory_entries"]) for r in records]
     assert got == [
-        (1, 0, 0, 1, 1),  # empty memory: a miss, the parsed advice stored
+        (1, 0, 0, 1, 1),  # empty memory: a miss, the parsed entry stored
         (0, 1, 0, 0, 1),  # exact query found, judged relevant: a hit, no teacher
         (1, 0, 1, 1, 2),  # found but judged irrelevant: a miss, a second entry
         (0, 1, 1, 0, 2),  # a tag of both entries: one judged relevant, one not
@@ -72,46 +83,80 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
     # role temperatures: the paper's 0.6 for the actor, 0.2 for the others
     assert {r["temperature"] for r in requests if role_of(r) == "actor"} == {0.6}
     assert {r["temperature"] for r in requests if role_of(r) != "actor"} == {0.2}
-    tool_results = [m["content"] for r in requests if role_of(r) == "actor"
-                    for m in r["messages"] if m["role"] == "tool"]
-    # on a miss the actor gets the (executable) teacher's answer for its state...
-    assert any(t.startswith("The teacher says:\nDo exactly these actions") for t in tool_results)
-    # ...and later the parsed advice, not the raw answer; the tag lookup shows only the
-    # entry judged relevant
-    assert any(t.startswith("From memory (1 entry):\n- ADVICE-A") for t in tool_results)
-    last_actor = [r for r in requests if role_of(r) == "actor"][-1]
-    assert last_actor["messages"][-1]["content"] == "From memory (1 entry):\n- ADVICE-A: smelt quartz ore"
-    # the parse role saw the teacher's answer; the relevance role saw the stored advice
+    results = actor_tool_results(srv)
+    # a miss returns the new (parsed) entry (Algorithm 1, line 16); a hit the relevant ones
+    assert results == [
+        f"Nothing relevant in memory for quartz. Asked the teacher: How do I make quartz?\n{ENTRY_A}",
+        f"Memory for quartz (1 entry):\n{ENTRY_A}",
+        f"Nothing relevant in memory for quartz. Asked the teacher: How do I make quartz now?\n{ENTRY_B}",
+        f"Memory for quartz_ore (1 entry):\n{ENTRY_A}"]
+    # the parse role saw the teacher's answer in the paper's form, slots without brackets
     parse = [r for r in requests if role_of(r) == "parse"][0]["messages"][-1]["content"]
-    assert "Do exactly these actions" in parse and "How do I make quartz?" in parse
+    assert "To craft quartz, follow these steps:\n1. " in parse and "How do I make quartz?" in parse
+    assert not re.search(r"\[(I\d+|[A-C]\d|0)\]", parse)
     relevance = [r for r in requests if role_of(r) == "relevance"][0]["messages"][-1]["content"]
-    assert "ADVICE-A" in relevance and "How do I make quartz?" in relevance
+    assert ENTRY_A in relevance and '# Memory for "quartz"' in relevance
+    # the memory roles get the main system prompt with the memory block; the actor without it
+    assert all("Memory system:" in r["messages"][0]["content"] for r in requests if role_of(r) != "actor")
+    actor = [r for r in requests if role_of(r) == "actor"]
+    assert all("Memory system:" not in r["messages"][0]["content"] for r in actor)
+    assert all("A1 A2 A3" in r["messages"][0]["content"] and "[A1]" not in r["messages"][0]["content"]
+               for r in actor), "Figure 10's prompt, slots without brackets, not the package's"
+    assert not re.search(r"\[I\d+\]", actor[0]["messages"][1]["content"]), "observations too"
+    memory_tool = next(t for t in actor[0]["tools"] if t["function"]["name"] == "read_memory")
+    assert "first" in memory_tool["function"]["description"] and "unsure" in memory_tool["function"]["description"]
     # tokens per role reach the records
     assert set(records[0]["llm_usage"]) == {"actor", "ask", "parse"}
     assert set(records[1]["llm_usage"]) == {"actor", "relevance"}
+    # the entry is stored under the query, its recipe and its related items
+    state = json.loads(sorted((out / "state").rglob("*.json"))[-1].read_text())["state"]["memory"]
+    assert {"quartz", "quartz_ore", "nether quartz"} <= set(state)
 
 
-@pytest.mark.parametrize("strategy,expected", [
-    # (cache misses, memory entries) per episode of two reads of the same query
-    ("just-ask", [(1, 0), (1, 0)]),
-    ("memory-only", [(1, 1), (0, 1)]),
-    ("relevance", [(1, 1), (0, 1)]),
+@pytest.mark.parametrize("strategy,first,second", [
+    # what Algorithm 1 returns to the actor on the first read (a miss) and the second (the
+    # same query, next episode): the parsed entry or the raw answer, then the memory
+    ("just-ask", "answer", "answer"),
+    ("memory-only", "answer", "hit answer"),
+    ("parse", "entry", "hit entry"),
+    ("relevance", "answer", "hit answer"),
+    ("how2", "entry", "hit entry"),
 ])
-def test_strategies(cli, llm_server, tmp_path, strategy, expected):
+def test_each_strategy_returns_what_algorithm1_returns(cli, llm_server, tmp_path, strategy, first, second):
     actor = [call("read_memory", recipe=TARGET), call("impossible", reason="x")] * 2
     srv = llm_server(script=ROLES + actor)
-    out = tmp_path / "out"
-    result = how2(cli, srv, out, "--method-arg", f"strategy={strategy}", trials=2)
+    result = how2(cli, srv, tmp_path / "out", "--method-arg", f"strategy={strategy}", trials=2)
     assert result.returncode == 0, result.stderr
-    records = sorted(read_records(out), key=lambda r: r["episode_index"])
-    assert [(r["extra"]["cache_misses"], r["extra"]["memory_entries"]) for r in records] == expected
-    roles = [role_of(r) for r in srv.requests()]
-    assert ("relevance" in roles) == (strategy == "relevance")
-    assert "parse" not in roles  # raw answers are stored as they are
-    if strategy == "memory-only":  # the stored raw answer comes back on the hit
-        actor_tools = [m["content"] for r in srv.requests() if role_of(r) == "actor"
-                       for m in r["messages"] if m["role"] == "tool"]
-        assert any(t.startswith("From memory (1 entry):\n- Do exactly these actions") for t in actor_tools)
+    results = actor_tool_results(srv)
+    assert len(results) == 2
+    for got, expected in zip(results, (first, second)):
+        body = got.split("\n", 1)[1]
+        assert got.startswith("Memory for quartz (1 entry)" if expected.startswith("hit")
+                              else "Nothing relevant in memory for quartz. Asked the teacher")
+        if expected.endswith("entry"):
+            assert body == ENTRY_A
+        else:
+                assert re.match(r"To craft quartz, follow these steps:\n1\. (move|smelt): from I\d+ ", body)
+
+
+def test_roles_see_the_inventory_after_a_forced_noop_and_a_format_error(cli, llm_server, tmp_path):
+    """After three thinks (a forced no-op: the env answers "Ok") and after a move the env
+    refuses (a format error), the roles still see the state: the target and the inventory."""
+    actor = [call("think", thought="a"), call("think", thought="b"), call("think", thought="c"),
+             call("read_memory", recipe=TARGET),
+             call("move", slot_from="I1", slot_to="I1", quantity=1),
+             call("read_memory", recipe="quartz_ore"), call("impossible", reason="x")]
+    srv = llm_server(script=ROLES + actor)
+    result = how2(cli, srv, tmp_path / "out", "--method-arg", "strategy=just-ask")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(tmp_path / "out")
+    assert record["extra"]["forced_noops"] == 1 and record["extra"]["cache_misses"] == 2
+    contexts = [r["messages"][-1]["content"].split("# Agent context\n")[1].split("\n\n")[0]
+                for r in srv.requests() if role_of(r) == "ask"]
+    assert len(contexts) == 2
+    for context in contexts:
+        assert context.startswith("Craft an item of type: quartz\ninventory:\n - ")
+        assert "Ok" not in context and "Format Error" not in context and "[I" not in context
 
 
 def test_base_has_no_memory_and_non_environment_calls_are_bounded(cli, llm_server, tmp_path):
@@ -149,7 +194,7 @@ def test_memory_is_saved_with_the_method_state_and_starts_empty_per_seed(cli, ll
     for memory in memories:  # under the query and every tag, one entry each
         assert {"quartz", "quartz_ore"} <= set(memory) and len(memory["quartz"]) == 1
     # each seed learnt on its own (the scripted parse answers differ between the two misses)
-    assert sorted(m["quartz"][0]["text"][:8] for m in memories) == ["ADVICE-A", "ADVICE-B"]
+    assert sorted(m["quartz"][0]["text"] for m in memories) == [ENTRY_A, ENTRY_B]
 
 
 def test_planner_following_model_solves_with_how2(cli, llm_server, tmp_path):
@@ -201,20 +246,32 @@ def test_teacher_styles_on_plancraft(llm_server):
     bench = registry.get_benchmark("plancraft")
     instance = next(i for i in bench.instances("val") if (i.metadata["optimal_path_length"] or 0) >= 3)
     env = bench.make_env(instance, 0)
-    srv = llm_server(script=[{"match": "patient teacher", "replies": ["Make planks first."]}])
+    srv = llm_server(script=[{"match": "expert mentor", "replies": ["Make planks first."]}])
     teacher = TeacherService(bench, LLMClient("m", LLMConfig(base_url=srv.url)))
     teacher.bind(env)
     env.reset()
     plan = teacher.plan()
-    executable = teacher.ask("how?", "executable").splitlines()[1:]
-    assert [line.split(". ", 1)[1] for line in executable] == [s.action for s in plan.steps]
-    partial = teacher.ask("how?", "partially-executable")
-    assert "[I" not in partial and instance.metadata["target"] in partial
-    grouped = teacher.ask("how?", "subgoal-partially-executable").splitlines()[1:]
-    assert len(grouped) == len(plan.subgoals) >= 2
+    target = instance.metadata["target"]
+    header = f"To craft {target}, follow these steps:"
+    executable = teacher.ask("how?", "executable").splitlines()
+    assert executable[0] == header
+    assert [line.split(". ", 1)[1] for line in executable[1:]] == [s.action for s in plan.steps]
+    partial = teacher.ask("how?", "partially-executable").splitlines()
+    assert partial[0] == header and not any("[I" in line for line in partial)
+    assert any(re.fullmatch(r"\d+\. move \w+ to \[[A-C][1-3]\]", line) for line in partial)
+    assert partial[-1].endswith(f"move {target} to a free inventory slot")
+    grouped = teacher.ask("how?", "subgoal-partially-executable").splitlines()
+    assert grouped[0] == header and grouped[1].startswith("1. ") and grouped[2].startswith("1.1. ")
+    assert sum(bool(re.match(r"\d+\. ", line)) for line in grouped[1:]) == len(plan.subgoals) >= 2
     assert teacher.ask("how?", "non-executable") == "Make planks first."
-    sent = srv.requests()[-1]["messages"][-1]["content"]
+    request = srv.requests()[-1]["messages"]
+    system, sent = request[0]["content"], request[-1]["content"]
+    # Figure 19: the rules, Plancraft's background and the worked example; the plan in
+    # spatial words with quantities, the inventory as totals, no slots
+    assert "glass_bottle" in system and "planner output is always correct" in system
+    assert "shapes (e.g. 2x2)" in system and "no furnace is needed" in system
     assert "cell of the crafting grid" in sent and not re.search(r"\[(I\d+|[A-C]\d)\]", sent)
+    assert re.search(r"put \d+ \w+ in the", sent), "quantities kept"
     assert "the inventory holds" in sent  # aggregated: item totals, no slots
     assert teacher.calls == 4
     teacher.unbind()
@@ -241,11 +298,11 @@ def test_curriculum_split_orders_ingredients_first_and_is_for_the_curriculum_str
     assert result.returncode == 0, result.stderr
 
 
-def test_table1_grid_runs_from_one_spec_and_prints_the_table(cli, llm_server, tmp_path):
+def test_table1_grid_runs_from_one_spec_and_prints_the_tables(cli, llm_server, tmp_path):
     srv = llm_server(policy="plancraft", script=ROLES)
     out = tmp_path / "grid"
     result = cli("run", "specs/how2-table1.toml", "--no-progress", "--model", "m", "--base-url",
-                 srv.url, "--cache", "off", "--limit", "1", "--seeds", "0", "--workers", "2",
+                 srv.url, "--cache", "off", "--limit", "1", "--seeds", "0,1", "--workers", "2",
                  "--out", str(out))
     assert result.returncode == 0, result.stderr
     records = read_records(out)
@@ -253,12 +310,28 @@ def test_table1_grid_runs_from_one_spec_and_prints_the_table(cli, llm_server, tm
     assert len(configs) == 1 + 7 * 4  # base once (it asks no teacher), the rest × 4 teachers
     assert {r["split"] for r in records if r["extra"]["how2_strategy"] == "curriculum"} == \
         {"val.curriculum", "val.repeated.curriculum"}
-    table = cli("leaderboard", str(out))
+    table = cli("leaderboard", str(out), "--no-plots")
     assert table.returncode == 0, table.stderr
-    section = table.stdout.split("How² on Plancraft")[1].split("\n\n")[1]
-    rows = [line for line in section.splitlines() if line.startswith("| ") and "strategy" not in line]
-    assert len(rows) == 29
-    assert "low SR" in section and "high avg intervention" in section
+    title = next(t for t in table.stdout.split("\n\n") if t.startswith("How² on Plancraft (Table 1"))
+    table1 = markdown_table(table.stdout, title)
+    # base; then each strategy's four teachers and its avg row (the paper's layout)
+    assert [(row["strategy"], row["teacher"]) for row in table1[:6]] == \
+        [("base", "-"), ("just-ask", "executable"), ("just-ask", "partially-executable"),
+         ("just-ask", "subgoal-partially-executable"), ("just-ask", "non-executable"), ("just-ask", "avg")]
+    assert len(table1) == 1 + 5 * 5 and {row["strategy"] for row in table1} == \
+        {"base", "just-ask", "memory-only", "parse", "relevance", "how2"}
+    assert all(re.fullmatch(r"\d\.\d{3} ± \d\.\d{3}", row["low SR"]) for row in table1 if row["teacher"] != "avg")
+    assert all(row["seeds"] == "2" for row in table1 if row["teacher"] != "avg")
+    ablations = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
+                                                  if t.startswith("How² ablations (Table 6")))
+    assert [row["strategy"] for row in ablations] == ["how2", "curriculum", "ask-first"]
+    tests = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
+                                              if t.startswith("How²'s hypothesis tests")))
+    assert tests[0]["comparison"].startswith("H1") and tests[-1]["comparison"].startswith("H2")
+    assert tests[0]["n a"] == "4", "2 seeds x 2 splits x 1 instance"
+    anova = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
+                                              if t.startswith("How² Table 7")))
+    assert [row["term"] for row in anova] == ["C(teacher)", "C(memory)", "C(teacher):C(memory)", "Residual"]
 
 
 @pytest.mark.parametrize("benchmark,split", [("alfworld", "valid_unseen"), ("textworld", "ige-cooking"),
@@ -278,8 +351,10 @@ def test_how2_runs_on_every_benchmark_with_an_oracle(cli, llm_server, tmp_path, 
     requests = srv.requests()
     assert {t["function"]["name"] for t in requests[0]["tools"]} == {"act", "think", "read_memory"}
     answer = [m["content"] for r in requests if role_of(r) == "actor" for m in r["messages"]
-              if m["role"] == "tool" and m["content"].startswith("The teacher says:")]
-    assert answer and "Do exactly these actions, in order:\n1. " in answer[0]
+              if m["role"] == "tool" and m["content"].startswith("Nothing relevant in memory")]
+    assert answer and ENTRY_A in answer[0]
+    parse = [r for r in requests if role_of(r) == "parse"][0]["messages"][-1]["content"]
+    assert "To complete the task, follow these steps:\n1. " in parse
 
 
 def test_crafter_has_no_teacher(cli, llm_server, tmp_path):
