@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.stats import adjust
-from lifebench.leaderboard.compare import BINARY_METRICS, compare_values, values_by_unit
+from lifebench.leaderboard.compare import BINARY_METRICS, compare_values, format_p, values_by_unit
 from lifebench.leaderboard.grouping import grouped
 from lifebench.leaderboard.plugins import trial_aggregation
 
@@ -53,7 +53,7 @@ class CheckReport:
         for r in self.rows:
             flag = "  WORSE" if r.worse(self.alpha) else ""
             out.append(f"{r.where[:60]:<60} {r.metric:<8} {r.n:>5} {r.baseline:>9.4f} "
-                       f"{r.candidate:>9.4f} {r.delta:>+8.4f} {_p(r.p):>9} {_p(r.p_adjusted):>9}{flag}")
+                       f"{r.candidate:>9.4f} {r.delta:>+8.4f} {format_p(r.p):>9} {format_p(r.p_adjusted):>9}{flag}")
         out += [f"missing from the candidate: {m}" for m in self.missing]
         worse = sum(r.worse(self.alpha) for r in self.rows)
         verdict = "FAIL" if self.failed else "ok"
@@ -62,8 +62,6 @@ class CheckReport:
         return out
 
 
-def _p(p: float) -> str:
-    return "—" if math.isnan(p) else f"{p:.3g}"
 
 
 def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecord],

@@ -130,14 +130,26 @@ COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "mea
            "diff", "effect_size", "statistic", "p", "p_adjusted")
 
 
+P_COLUMNS = ("p", "p_adjusted")
+
+
+def format_p(p: float) -> str:
+    """Every p-value in one format: three significant digits (1, 0.0312, 4.1e-07)."""
+    return "—" if math.isnan(p) else f"{p:.3g}"
+
+
 def comparison_rows(comparisons: list[Comparison]) -> tuple[list[str], list[list[str]]]:
-    def fmt(value: Any) -> str:
+    def fmt(column: str, value: Any) -> str:
+        if column in P_COLUMNS:
+            return format_p(value)
         if isinstance(value, float):
             if math.isnan(value):
                 return "—"
             if math.isinf(value):
-                return "inf" if value > 0 else "-inf"
+                # every paired difference is the same: t and d_z are infinite, the
+                # difference itself (in diff) is exact
+                return "constant difference"
             return f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.4f}"
         return str(value)
 
-    return list(COLUMNS), [[fmt(getattr(c, k)) for k in COLUMNS] for c in comparisons]
+    return list(COLUMNS), [[fmt(k, getattr(c, k)) for k in COLUMNS] for c in comparisons]

@@ -13,9 +13,9 @@ from typing import Optional
 
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Metric, Table, aggregate_trials
-from lifebench.api.stats import clustered_interval, t_interval, wilson_interval
+from lifebench.api.stats import bounded_interval, clustered_interval, t_interval
 from lifebench.leaderboard.grouping import budget_label
-from lifebench.leaderboard.plugins import metric_applies, metrics, trial_aggregation
+from lifebench.leaderboard.plugins import metric_applies, metrics, score_range, trial_aggregation
 
 COLUMNS = ("split", "method", "model", "budget", "trials", "episodes", "success", "95% CI",
            "mean score", "score 95% CI", "clusters", "mean steps")
@@ -73,14 +73,16 @@ def _values(cell: Cell, trials: Optional[str], ambiguous: bool) -> dict[str, str
     wins = sum(r.success for r in cell.results)
     families = [r.task_family for r in cell.results]
     clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
+    # episodes of one task family are not independent: cluster-robust intervals
+    clusters = families if clustered else None
     scores = [r.score for r in cell.results]
-    if clustered:
-        # episodes of one task family are not independent: cluster-robust intervals
-        low, high = clustered_interval([float(r.success) for r in cell.results], families)
-        low, high = max(0.0, low), min(1.0, high)
+    low, high = bounded_interval([float(r.success) for r in cell.results], 0.0, 1.0, clusters)
+    bounds = score_range(cell.benchmark)
+    if bounds is not None:  # the same interval as success's, on the score's range
+        score_low, score_high = bounded_interval(scores, *bounds, clusters)
+    elif clustered:
         score_low, score_high = clustered_interval(scores, families)
     else:
-        low, high = wilson_interval(wins, n)
         score_low, score_high = t_interval(scores)
     method = cell.method + (f" [{cell.method_config_hash[:6]}]" if ambiguous else "")
     return {

@@ -39,6 +39,10 @@ def has_budget_curves(benchmark: str) -> bool:
     return _benchmark_class(benchmark).budget_curves
 
 
+def score_range(benchmark: str) -> Optional[tuple[float, float]]:
+    return _benchmark_class(benchmark).score_range
+
+
 def metrics(benchmark: str, methods: Sequence[str]) -> list[Metric]:
     """The columns of a benchmark's table: its own metrics, then its methods'."""
     out: dict[str, Metric] = {}

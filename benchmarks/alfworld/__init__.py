@@ -19,6 +19,7 @@ class AlfworldBenchmark(Benchmark):
     default_splits = ("valid_unseen",)
     support_split = "valid_train"
     packages = ("alfworld", "textworld")
+    score_range = (0.0, 1.0)
     environment = ("ALFWORLD_DATA",)
 
     @property

@@ -35,6 +35,7 @@ class CrafterBenchmark(Benchmark):
     metrics = (CRAFTER_SCORE, CRAFTER_SCORE_CI)
     tables = (achievement_tables, published_tables)
     packages = ("crafter", "opensimplex")
+    score_range = (0.0, 22.0)  # achievements unlocked
     Config = CrafterConfig
 
     @property

@@ -20,6 +20,7 @@ class PlancraftBenchmark(Benchmark):
     default_splits = ("val", "val.repeated")
     metrics = (IMPOSSIBLE_F1,)
     packages = ("plancraft",)
+    score_range = (0.0, 1.0)
 
     @property
     def instructions(self) -> str:

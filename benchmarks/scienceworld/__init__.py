@@ -34,6 +34,7 @@ class ScienceWorldBenchmark(Benchmark):
     noop_action = "look around"
     default_splits = ("step18-v1",)
     packages = ("scienceworld",)
+    score_range = (0.0, 100.0)  # the simulator's score (the best before a fatal move)
     environment = ("JAVA_TOOL_OPTIONS",)
     # STEP and CLIN run 5 trials per instance and report the best.
     trial_aggregation = "max"

@@ -115,6 +115,12 @@ def _tables(value: Any) -> Optional[str]:
     return None if ok else "must be a tuple of functions (records -> tables)"
 
 
+def _range(value: Any) -> Optional[str]:
+    ok = value is None or (isinstance(value, tuple) and len(value) == 2
+                           and all(isinstance(v, (int, float)) for v in value) and value[0] < value[1])
+    return None if ok else f"must be None or a (low, high) tuple, got {value!r}"
+
+
 def _names(value: Any) -> Optional[str]:
     ok = isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value)
     return None if ok else f"must be a tuple of names, got {value!r}"
@@ -160,6 +166,9 @@ class Benchmark(abc.ABC):
     trial_aggregation: ClassVar[str] = "all"
     # What the per-task table shows: "success" (a rate) or "score" (a mean).
     per_task_metric: ClassVar[str] = "success"
+    # The range of `score` (its intervals stay inside it); None: unbounded, or bounded
+    # per instance (TextWorld's points), and then the score gets a t interval.
+    score_range: ClassVar[Optional[tuple[float, float]]] = None
     # Whether success is reaching a goal at some step (then success under smaller budgets
     # follows from the step of success); Crafter's success is surviving to the end.
     budget_curves: ClassVar[bool] = True
@@ -172,6 +181,7 @@ class Benchmark(abc.ABC):
         "metrics": _metrics,
         "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),
         "per_task_metric": _one_of(PER_TASK_METRICS), "budget_curves": _is(bool),
+        "score_range": _range,
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

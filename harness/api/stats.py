@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 from scipy import stats as _stats
 
@@ -32,6 +32,59 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return (low, high)
+
+
+def mean_variance(values: Sequence[float], clusters: Optional[Sequence[str]] = None) -> float:
+    """The variance of a sample mean: the plug-in estimate sum((x - mean)^2) / n^2 for
+    independent observations (for 0/1 outcomes exactly p(1 - p) / n), or, with `clusters`,
+    the cluster-robust (CR1) estimate, for observations correlated within clusters."""
+    n = len(values)
+    mean = sum(values) / n
+    if clusters is None:
+        return sum((v - mean) ** 2 for v in values) / (n * n)
+    groups: dict[str, float] = {}
+    for value, cluster in zip(values, clusters):
+        groups[cluster] = groups.get(cluster, 0.0) + (value - mean)
+    g = len(groups)
+    return g / (g - 1) * sum(s * s for s in groups.values()) / (n * n) if g > 1 else math.nan
+
+
+def bounded_interval(values: Sequence[float], low: float, high: float,
+                     clusters: Optional[Sequence[str]] = None,
+                     confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of the mean of a metric bounded in [low, high]: success in [0, 1], a
+    benchmark's score in its declared range. It never leaves [low, high].
+
+    The Wilson score interval of the mean rescaled to [0, 1], p, with the effective sample
+    size n_eff = p (1 - p) / Var(mean), Var from `mean_variance` (independent episodes, or
+    cluster-robust over task families). For 0/1 outcomes of independent episodes n_eff is n
+    and this is the Wilson interval; a bounded metric that varies less than 0/1 outcomes
+    gets a narrower interval, correlated episodes a wider one. With clusters the
+    quantile is Student's t with G - 1 degrees of freedom (G clusters) instead of the
+    normal's. When every value sits at one bound (p = 0 or 1) or none varies, the spread
+    says nothing and n_eff is n: the interval reaches from the bound as Wilson's does.
+    Assumes the mean is roughly normal on the scale where Wilson's is (n_eff not tiny)."""
+    n = len(values)
+    if n == 0 or not high > low:
+        return (math.nan, math.nan)
+    width = high - low
+    scaled = [min(1.0, max(0.0, (v - low) / width)) for v in values]
+    p = sum(scaled) / n
+    quantile = float(_stats.norm.ppf(0.5 + confidence / 2))
+    variance = mean_variance(scaled, clusters)
+    if clusters is not None:
+        g = len(set(clusters))
+        if g < 2:
+            return (math.nan, math.nan)
+        quantile = float(_stats.t.ppf(0.5 + confidence / 2, g - 1))
+    n_eff = p * (1 - p) / variance if 0 < p < 1 and variance > 0 else float(n)
+    z2 = quantile * quantile
+    denom = 1 + z2 / n_eff
+    centre = (p + z2 / (2 * n_eff)) / denom
+    half = quantile * math.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff * n_eff)) / denom
+    lo = 0.0 if p == 0 else max(0.0, centre - half)
+    hi = 1.0 if p == 1 else min(1.0, centre + half)
+    return (low + width * lo, low + width * hi)
 
 
 def f1_score(true_positive: int, false_positive: int, false_negative: int) -> float:

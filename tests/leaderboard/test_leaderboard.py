@@ -94,3 +94,44 @@ def test_trial_aggregation():
     row = dict(zip(headers, rows[0]))
     assert (row["trials"], row["episodes"], row["success"], row["mean score"]) == \
         ("max", "2", "0.500", "65.000")
+
+
+def test_bounded_metrics_get_one_interval_that_respects_their_range():
+    """Success and a [0, 1] score get the same interval, never outside [0, 1]; for 0/1
+    outcomes of independent episodes it is Wilson's."""
+    from lifebench.api.stats import bounded_interval, t_interval
+
+    rng = __import__("random").Random(1)
+    for _ in range(200):
+        n = rng.randint(2, 60)
+        values = [float(rng.random() < rng.random() * 0.3) for _ in range(n)]
+        low, high = bounded_interval(values, 0.0, 1.0)
+        assert 0.0 <= low <= sum(values) / n <= high <= 1.0
+        assert (low, high) == pytest.approx(wilson_interval(int(sum(values)), n))
+    # a random agent's scores: the t interval dips below zero, the bounded one does not
+    scores = [0.0] * 16 + [1.0, 1.0]
+    assert t_interval(scores)[0] < 0 <= bounded_interval(scores, 0.0, 1.0)[0]
+    # on another range (ScienceWorld's 0-100), clustered: inside the range, around the mean
+    points = [0, 0, 5, 10, 80, 100, 100, 95]
+    low, high = bounded_interval(points, 0, 100, clusters=list("aabbccdd"))
+    assert 0 <= low < sum(points) / len(points) < high <= 100
+
+
+def test_grid_intervals_stay_in_range_for_success_and_score():
+    records = [record("m", i < 2, False, False, instance=f"i{i}") for i in range(18)]
+    headers, rows = grid(records)
+    row = dict(zip(headers, rows[0]))
+    assert row["95% CI"] == row["score 95% CI"] and not row["score 95% CI"].startswith("[-")
+
+
+def test_a_constant_paired_difference_prints_clearly_and_p_values_share_one_format():
+    from lifebench.leaderboard.compare import compare, comparison_rows
+
+    a = [record("a", True, False, False, instance=f"i{i}") for i in range(6)]
+    b = [record("b", False, False, False, instance=f"i{i}") for i in range(6)]
+    headers, rows = comparison_rows(compare(a + b, ["score"]))
+    row = dict(zip(headers, rows[0]))
+    assert row["statistic"] == row["effect_size"] == "constant difference" and row["diff"] == "1.0000"
+    assert "inf" not in " ".join(rows[0])
+    from lifebench.leaderboard.compare import format_p
+    assert [format_p(p) for p in (1.0, 0.0312345, 4.1234e-07, 0.05)] == ["1", "0.0312", "4.12e-07", "0.05"]
