@@ -69,7 +69,7 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
             continue
 
         if has_budget_curves(group.benchmark):
-            top = min(r.budget_steps for r in everything)
+            top = max(r.budget_steps for r in everything)
             budgets = list(range(1, top + 1, max(1, top // 200)))
             fig, ax = plt.subplots(figsize=(6, 4))
             for arm in ordered:

@@ -70,7 +70,8 @@ def budget_points(max_budget: int) -> list[int]:
 
 def success_under_budgets(records: list[EpisodeRecord], budgets: list[int]) -> list[float]:
     """Success rate at each budget k: an episode that succeeded at step s counts for every
-    k >= s (the run's own budget bounds k: beyond it, nothing is known)."""
+    k >= s. k goes up to the largest budget of the group's episodes (ScienceWorld's long
+    tasks' 70); an episode's own budget caps it (a short task's 37: it ended there)."""
     n = len(records)
     steps = [(r.success_step or r.steps) if r.success else None for r in records]
     return [sum(1 for s in steps if s is not None and s <= k) / n if n else math.nan for k in budgets]
@@ -83,7 +84,7 @@ def budget_tables(records: list[EpisodeRecord], trials: Optional[str] = None) ->
         everything = [r for rs in arms.values() for r in rs]
         if not everything or not has_budget_curves(group.benchmark):
             continue
-        budgets = budget_points(min(r.budget_steps for r in everything))
+        budgets = budget_points(max(r.budget_steps for r in everything))
         labels = arm_labels(arms)
         rows = [[labels[arm]] + [f"{v:.3f}" for v in success_under_budgets(arms[arm], budgets)]
                 for arm in sorted(arms, key=lambda a: labels[a])]

@@ -104,7 +104,7 @@ class PlannerOracle:
 
     def next_action(self, observation: Observation) -> str:
         if not self.queue:
-            from plancraft.environment.planner import get_subplans
+            from lifebench.benchmarks.plancraft.planner import get_subplans
 
             subplans, _ = get_subplans({"inventory": self.env.inventory,
                                         "target": self.env.example.target})

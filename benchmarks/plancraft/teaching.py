@@ -89,7 +89,7 @@ def inventory_totals(inventory: dict[int, dict[str, Any]]) -> str:
 
 
 def planner_plan(inventory: dict[int, dict[str, Any]], target: str) -> TeacherPlan:
-    from plancraft.environment.planner import get_subplans
+    from lifebench.benchmarks.plancraft.planner import get_subplans
     from plancraft.environment.recipes import SmeltingRecipe
 
     state = f"the goal is {target}; the inventory holds {inventory_totals(inventory)}"

@@ -3,9 +3,10 @@ IGE's 25 games (`ige-cooking`) and splits generated offline with `tw-make`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from lifebench.api import Benchmark, EpisodeRecord, Instance, Metric, UserError, unknown_name
 from lifebench.benchmarks.manifests import read_manifest
@@ -21,8 +22,17 @@ def normalized_score(records: Sequence[EpisodeRecord]) -> float:
 NORMALIZED_SCORE = Metric("normalized_score", "normalized score", normalized_score)
 
 
+@dataclass(frozen=True)
+class TextWorldConfig:
+    # The oracle (and the teacher made from it): TextWorld's winning policy from the game's
+    # logic (its shortest plan: at most 58 actions on IGE's games, within their 80-step
+    # horizon), or the game's published walkthrough (up to 90 actions: it revisits rooms).
+    oracle: Literal["policy", "walkthrough"] = "policy"
+
+
 class TextWorldBenchmark(Benchmark):
     name = "textworld"
+    Config = TextWorldConfig
     # IGE's horizon on these games.
     default_budget = 80
     default_splits = (IGE_SPLIT,)
@@ -86,4 +96,5 @@ class TextWorldBenchmark(Benchmark):
     def oracle(self, env: Any) -> Any:
         from lifebench.benchmarks.replay_oracle import ReplayOracle
 
-        return ReplayOracle(env.walkthrough, past_the_end="look")
+        sequence = env.policy if self.config.oracle == "policy" else env.walkthrough
+        return ReplayOracle(sequence, past_the_end="look")

@@ -40,7 +40,8 @@ def _new_engine(tracked: bool) -> Any:
     from textworld.envs.wrappers.tw_inform7 import TWInform7
 
     infos = textworld.EnvInfos(score=True, max_score=True, won=True, lost=True,
-                               admissible_commands=tracked, extras=["walkthrough"])
+                               admissible_commands=tracked, policy_commands=tracked,
+                               extras=["walkthrough"])
     return TWInform7(JerichoEnv(infos))
 
 
@@ -121,6 +122,14 @@ class CookingEnv(PooledEngineEnv):
     def walkthrough(self) -> list[str]:
         self._require()
         return list(self._state["extra.walkthrough"])
+
+    def policy(self) -> list[str]:
+        """TextWorld's winning policy from the current state (its quest logic's shortest
+        plan; the walkthrough revisits rooms): needs the state tracker."""
+        self._require()
+        if not self._tracked:
+            self._switch_to_tracking()
+        return list(self._state["policy_commands"])
 
     def close(self) -> None:
         self._release()

@@ -135,3 +135,16 @@ def test_a_constant_paired_difference_prints_clearly_and_p_values_share_one_form
     assert "inf" not in " ".join(rows[0])
     from lifebench.leaderboard.compare import format_p
     assert [format_p(p) for p in (1.0, 0.0312345, 4.1234e-07, 0.05)] == ["1", "0.0312", "4.12e-07", "0.05"]
+
+
+def test_success_within_k_reaches_the_longest_budget_of_a_group():
+    """ScienceWorld's short tasks have 37 steps, its long ones 70: the table goes to 70."""
+    from lifebench.leaderboard.tables import budget_tables
+
+    short = record("m", True, False, False, steps=30, instance="s")
+    short.budget_steps, short.success_step = 37, 30
+    long = record("m", True, False, False, steps=60, instance="l")
+    long.budget_steps, long.success_step = 70, 60
+    [table] = budget_tables([short, long])
+    assert table.headers[-1] == "k=70" and table.rows[0][-1] == "1.000"
+    assert dict(zip(table.headers, table.rows[0]))["k=35"] == "0.500"

@@ -1,0 +1,47 @@
+"""The package's planner, made independent of Python's hash seed.
+
+plancraft's planner (`environment.planner`) breaks ties by set order: the recipes it tries
+come from a set of ancestor items (`get_ancestors`), and the item it puts in a grid cell
+from a set of acceptable items (`item_set_id_to_type`). String sets iterate in an order
+that depends on PYTHONHASHSEED, so the oracle's actions (and the teacher's plans) changed
+from one process to the next. `get_subplans` here is the package's, with both sets put in
+a fixed order (by name) first: the planner's search and its results are otherwise the
+package's own.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterator
+
+
+class _SortedSet(set):
+    """A set that iterates in sorted order (None first), and compares as a set."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(sorted(super().__iter__(), key=lambda x: (x is not None, str(x))))
+
+
+@functools.lru_cache(maxsize=None)
+def _patched() -> Any:
+    from plancraft.environment import planner
+
+    graph = planner.RECIPE_GRAPH
+    package_item_set = planner.item_set_id_to_type
+
+    def get_ancestors(target: str) -> list[str]:
+        import networkx as nx
+
+        return sorted(nx.ancestors(graph, source=target))
+
+    def item_set_id_to_type(item_set_ids: Any) -> set:
+        return _SortedSet(package_item_set(item_set_ids))
+
+    planner.get_ancestors = get_ancestors
+    planner.item_set_id_to_type = item_set_id_to_type
+    return planner
+
+
+def get_subplans(*args: Any, **kwargs: Any) -> Any:
+    """plancraft's `get_subplans`, with its ties broken in a fixed order."""
+    return _patched().get_subplans(*args, **kwargs)
