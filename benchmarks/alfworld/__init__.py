@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lifebench.api import Benchmark, Instance, UserError, unknown_name
+from lifebench.api import (Benchmark, Instance, UserError, few_shot_base, few_shot_splits,
+                           partition_few_shot, unknown_name)
 
 from lifebench.benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
 from lifebench.benchmarks.manifests import read_manifest, sha256_file
+
+
+# The test split partitioned for methods that adapt before testing: the first 2 games of
+# each of the 6 task types (manifest order) are the few-shot support, the other 122 scored.
+FEW_SHOT_SPLIT = "valid_unseen"
+FEW_SHOT_PER_TYPE = 2
 
 
 class AlfworldBenchmark(Benchmark):
@@ -29,7 +36,16 @@ class AlfworldBenchmark(Benchmark):
         return MANUAL
 
     def splits(self) -> list[str]:
-        return list(SPLITS)
+        # valid_unseen's few-shot partition (InstructRAG's test tasks: adapt on .support,
+        # score on .query)
+        return list(SPLITS) + list(few_shot_splits(FEW_SHOT_SPLIT))
+
+    def task_text(self, first_observation: str) -> str:
+        # "Your task is to: put two soapbar in garbagecan." (the room is said before it)
+        marker = "Your task is to:"
+        if marker in first_observation:
+            return first_observation.split(marker, 1)[1].strip().splitlines()[0].strip()
+        return first_observation.strip()
 
     def check_available(self) -> None:
         try:
@@ -41,8 +57,12 @@ class AlfworldBenchmark(Benchmark):
                             f"`make install` or `pip install 'lifebench[alfworld]'`") from None
 
     def load_instances(self, split: str) -> list[Instance]:
+        if few_shot_base(split) == FEW_SHOT_SPLIT:
+            support, query = partition_few_shot(self.instances(FEW_SHOT_SPLIT), self.task_family,
+                                                FEW_SHOT_PER_TYPE)
+            return support if split == few_shot_splits(FEW_SHOT_SPLIT)[0] else query
         if split not in SPLITS:
-            raise unknown_name("split of alfworld", split, SPLITS)
+            raise unknown_name("split of alfworld", split, self.splits())
         root = split_dir(split)
         out = []
         for row in read_manifest(self.name, split):

@@ -34,6 +34,10 @@ class PlancraftBenchmark(Benchmark):
         # every split also in curriculum order (How²'s ablation): "val.curriculum"
         return list(SPLIT_FILES) + [curriculum_split(s) for s in SPLIT_FILES]
 
+    def task_text(self, first_observation: str) -> str:
+        # "Craft an item of type: ..." comes first; the inventory follows
+        return first_observation.strip().splitlines()[0].strip()
+
     def check_available(self) -> None:
         data_dir()
 

@@ -60,6 +60,10 @@ class ScienceWorldBenchmark(Benchmark):
     def splits(self) -> list[str]:
         return list(SPLITS)
 
+    def task_text(self, first_observation: str) -> str:
+        # the task description is the first paragraph; the room's description follows
+        return first_observation.strip().split("\n\n", 1)[0].strip()
+
     def check_available(self) -> None:
         try:
             import scienceworld  # noqa: F401

@@ -11,10 +11,11 @@ plugins' own tables. This package imports nothing of lifebench above it.
 from lifebench.api.budget import DEFAULT_BUDGET, Budget
 from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError, unknown_name
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall
-from lifebench.api.protocols import (CURRICULUM_SUFFIX, Benchmark, Env, EpisodeTools, Method,
-                                     MethodNeeds, NoConfig, OraclePolicy, StreamContext,
-                                     base_split, curriculum_split, episode_rng,
-                                     is_curriculum_split)
+from lifebench.api.protocols import (CURRICULUM_SUFFIX, FEW_SHOT_QUERY_SUFFIX,
+                                     FEW_SHOT_SUPPORT_SUFFIX, Benchmark, Env, EpisodeTools,
+                                     Method, MethodNeeds, NoConfig, OraclePolicy, StreamContext,
+                                     base_split, curriculum_split, episode_rng, few_shot_base,
+                                     few_shot_splits, is_curriculum_split, partition_few_shot)
 from lifebench.api.records import (SCHEMA_VERSION, CallTokens, EpisodeOutcome, EpisodeRecord,
                                    EpisodeTrajectory, Instance, Observation, RecordKey,
                                    RoleUsage, RunManifest, Status, Step, TaskInfo,
@@ -30,6 +31,8 @@ __all__ = [
     "StreamContext", "episode_rng",
     # splits
     "CURRICULUM_SUFFIX", "base_split", "curriculum_split", "is_curriculum_split",
+    "FEW_SHOT_QUERY_SUFFIX", "FEW_SHOT_SUPPORT_SUFFIX", "few_shot_base", "few_shot_splits",
+    "partition_few_shot",
     # records
     "SCHEMA_VERSION", "CallTokens", "EpisodeOutcome", "EpisodeRecord", "EpisodeTrajectory",
     "Instance", "Observation", "RecordKey", "RoleUsage", "RunManifest", "Status", "Step",

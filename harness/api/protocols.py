@@ -43,6 +43,39 @@ def base_split(split: str) -> str:
     return split[: -len(CURRICULUM_SUFFIX)] if is_curriculum_split(split) else split
 
 
+# A split partitioned for methods that adapt to a test task before testing it (InstructRAG's
+# few-shot stage): "valid_unseen.support" holds the first few instances of every task family
+# of "valid_unseen" (never scored), "valid_unseen.query" the rest (what is scored).
+FEW_SHOT_SUPPORT_SUFFIX = ".support"
+FEW_SHOT_QUERY_SUFFIX = ".query"
+
+
+def few_shot_splits(split: str) -> tuple[str, str]:
+    """The (support, query) partition names of `split`."""
+    return f"{split}{FEW_SHOT_SUPPORT_SUFFIX}", f"{split}{FEW_SHOT_QUERY_SUFFIX}"
+
+
+def few_shot_base(split: str) -> Optional[str]:
+    """The split a partition name partitions, or None for a split that is not one."""
+    for suffix in (FEW_SHOT_SUPPORT_SUFFIX, FEW_SHOT_QUERY_SUFFIX):
+        if split.endswith(suffix):
+            return split[: -len(suffix)]
+    return None
+
+
+def partition_few_shot(instances: list[Instance], family: Callable[[Instance], Optional[str]],
+                       per_family: int) -> tuple[list[Instance], list[Instance]]:
+    """(support, query): the first `per_family` instances of each family in the split's
+    fixed order go to support, the rest to query; both keep the split's order."""
+    seen: dict[Optional[str], int] = {}
+    support, query = [], []
+    for instance in instances:
+        kind = family(instance)
+        seen[kind] = seen.get(kind, 0) + 1
+        (support if seen[kind] <= per_family else query).append(instance)
+    return support, query
+
+
 @runtime_checkable
 class Env(Protocol):
     """One environment per episode, in the spirit of gymnasium's reset/step.
@@ -261,6 +294,21 @@ class Benchmark(abc.ABC):
         rest = remaining_sequence(sequence(), played)
         return TeacherPlan(steps=tuple(PlanStep(a, a, a) for a in rest))
 
+    def task_text(self, first_observation: str) -> str:
+        """The part of an episode's first observation that states its task (what retrieval
+        methods key their memory by): the whole observation unless the benchmark knows
+        better."""
+        return first_observation.strip()
+
+    def few_shot_support(self, split: str) -> Optional[str]:
+        """The split a method may adapt on before it is tested on `split` (the same task
+        families, never scored with it): a query partition's support partition."""
+        base = few_shot_base(split)
+        if base is None or not split.endswith(FEW_SHOT_QUERY_SUFFIX):
+            return None
+        support = few_shot_splits(base)[0]
+        return support if support in self.splits() else None
+
     def task_family(self, instance: Instance) -> Optional[str]:
         if self.task_family_key is None or instance.metadata.get(self.task_family_key) is None:
             return None
@@ -314,6 +362,9 @@ class StreamContext:
     model: Optional[str]
     llm: Optional[ChatModel] = None  # for methods with needs.llm
     teacher: Optional[Teacher] = None  # for methods with needs.teacher
+    # Another benchmark by name (a method trained on one benchmark and tested on another,
+    # e.g. InstructRAG's ALFWorld -> ScienceWorld transfer); raises UserError for unknown names.
+    benchmark_named: Optional[Callable[[str], "Benchmark"]] = None
 
 
 class Method(abc.ABC):
@@ -356,7 +407,8 @@ class Method(abc.ABC):
         self.ctx = ctx
 
     def prepare(self, support: list[Instance]) -> None:
-        """Learn from a support split before the stream starts."""
+        """Learn before the stream starts (methods with `needs.support`): `support` is the
+        benchmark's support split, empty when it has none."""
 
     def explore(self, env: Env, budget_steps: int) -> None:
         """Explore an instance before its episode (IGE, AutoContext). Called when the

@@ -145,14 +145,14 @@ class _MethodHolder:
         method.setup(StreamContext(benchmark=self.benchmark, split=self.stream.split,
                                    seed=self.stream.seed, budget=self.stream.budget,
                                    model=self.stream.model, llm=self.llm,
-                                   teacher=self.teacher))
+                                   teacher=self.teacher, benchmark_named=registry.get_benchmark))
         if saved is not None:
             method.load_state(saved["state"])
         elif self.cls.needs.support:
+            # A benchmark without a support split gives an empty one (RAP then starts with
+            # an empty memory that its own successes fill).
             support = self.benchmark.support_split
-            if support is None:
-                raise ValueError(f"{self.stream.benchmark} has no support split")
-            method.prepare(self.benchmark.instances(support))
+            method.prepare(self.benchmark.instances(support) if support else [])
         return method
 
     def spend(self) -> LLMSpend:

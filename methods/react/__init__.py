@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import EpisodeTools, Method, MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo
+from lifebench.api import (ChatModel, EpisodeTools, Method, MethodNeeds, Observation, RoleParams,
+                           StreamContext, TaskInfo)
 
 from lifebench.methods.react import prompts
 from lifebench.methods.react.examples import ExampleBank
@@ -56,6 +57,33 @@ def parse_reply(text: str) -> tuple[Optional[str], Optional[str]]:
     return (thought[-1] if thought else None), None
 
 
+def ask_action(llm: ChatModel, messages: list[dict[str, Any]], role: str, params: RoleParams,
+               retries: int, feedback: str = prompts.NO_ACTION_FEEDBACK) -> tuple[str, str]:
+    """(thought, action) of the model's reply to `messages` ("" for no thought). A reply
+    without an action line gets `feedback` and is asked again, up to `retries` times; after
+    that the last reply's last line is the action, as it is."""
+    reply_text = ""
+    for _ in range(retries + 1):
+        reply_text = llm.chat(messages, role=role, params=params).text
+        thought, action = parse_reply(reply_text)
+        if action:
+            return thought or "", action
+        messages = messages + [{"role": "assistant", "content": reply_text},
+                               {"role": "user", "content": feedback}]
+    lines = reply_text.strip().splitlines() or ["noop"]
+    return "", lines[-1].strip()
+
+
+def turn_messages(turns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """(thought, action, observation) turns as the model's replies and the observations."""
+    messages = []
+    for thought, action, observation in turns:
+        reply = f"Thought: {thought}\nAction: {action}" if thought else f"Action: {action}"
+        messages.append({"role": "assistant", "content": reply})
+        messages.append({"role": "user", "content": prompts.TURN.format(observation=observation)})
+    return messages
+
+
 class ReactMethod(Method):
     name = "react"
     Config = ReactConfig
@@ -67,6 +95,8 @@ class ReactMethod(Method):
         self.params = RoleParams(temperature=self.config.temperature,
                                  max_tokens=self.config.max_tokens, seed=self.config.llm_seed)
         self.bank = ExampleBank(ctx.benchmark, self.config.example_steps)
+        # the role its calls are counted under (a subclass's training episodes use others)
+        self.actor_role = "actor"
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
         self.task = task
@@ -87,25 +117,12 @@ class ReactMethod(Method):
         elif self.turns:
             thought, action, _ = self.turns[-1]
             self.turns[-1] = (thought, action, observation.text)
-        messages = self._messages()
-        reply_text = ""
-        for _ in range(self.config.format_retries + 1):
-            reply_text = self.ctx.llm.chat(messages, role="actor", params=self.params).text
-            thought, action = parse_reply(reply_text)
-            if action:
-                self.turns.append((thought or "", action, ""))
-                return action
-            messages = messages + [{"role": "assistant", "content": reply_text},
-                                   {"role": "user", "content": prompts.NO_ACTION_FEEDBACK}]
-        lines = reply_text.strip().splitlines() or ["noop"]
-        self.turns.append(("", lines[-1].strip(), ""))
-        return lines[-1].strip()
+        thought, action = ask_action(self.ctx.llm, self._messages(), self.actor_role, self.params,
+                                     self.config.format_retries)
+        self.turns.append((thought, action, ""))
+        return action
 
     def _messages(self) -> list[dict[str, Any]]:
         messages = list(self.prefix)
         messages.append({"role": "user", "content": prompts.TURN.format(observation=self.first)})
-        for thought, action, observation in self.turns[-self.config.history:]:
-            reply = f"Thought: {thought}\nAction: {action}" if thought else f"Action: {action}"
-            messages.append({"role": "assistant", "content": reply})
-            messages.append({"role": "user", "content": prompts.TURN.format(observation=observation)})
-        return messages
+        return messages + turn_messages(self.turns[-self.config.history:])

@@ -3,9 +3,11 @@ its support split: never copied from a paper."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from lifebench.api import Benchmark, Instance
+
+from lifebench.methods.rollouts import oracle_rollout
 
 
 class ExampleBank:
@@ -44,18 +46,5 @@ class ExampleBank:
         return self._made[instance.instance_id]
 
     def _play(self, instance: Instance) -> Optional[str]:
-        env: Any = self.benchmark.make_env(instance, 0)
-        try:
-            oracle = self.benchmark.oracle(env)
-            observation = env.reset()
-            lines = [f"Observation: {observation.text}"]
-            for _ in range(self.max_steps):
-                action = oracle.next_action(observation)
-                step = env.step(action)
-                observation = step.observation
-                lines += [f"Action: {action}", f"Observation: {observation.text}"]
-                if step.done:
-                    return "\n".join(lines) if step.success else None
-            return None
-        finally:
-            env.close()
+        rollout = oracle_rollout(self.benchmark, instance, self.max_steps)
+        return rollout.transcript() if rollout else None

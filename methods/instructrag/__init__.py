@@ -1,0 +1,325 @@
+"""InstructRAG (Wang et al., SIGIR 2025): retrieval over an instruction graph of past
+successful paths, with an RL-Agent that traverses the graph for K candidate paths and an
+ML-Agent that chooses the one written into the prompt; both meta-trained on seen tasks,
+adapted on a few examples of each test task, then tested. The planner it grounds is ReAct's
+thought-action-observation loop (this package's executor is `react`'s, with the path added).
+
+Stages (Algorithms 2-4), all in `prepare` before the first scored episode:
+1. construction: the support part of the training split's successful paths (the oracle's,
+   or plain ReAct's successes with `support_paths=agent`) make the graph (Algorithm 1);
+2. meta-training on the seen tasks' support and query parts (first-order MAML, training.py);
+3. few-shot: the test split's few-shot support (`Benchmark.few_shot_support`, e.g. ALFWorld's
+   `valid_unseen.support` for `valid_unseen.query`) extends the graph and adapts the agents
+   per task; it is played, never scored;
+4. testing: the scored episodes, each with the agents adapted to its task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from lifebench.api import (Benchmark, EpisodeTools, Instance, MethodNeeds, Observation,
+                           StreamContext, TaskInfo, UserError, episode_rng)
+from lifebench.methods.instructrag import matcher, policy
+from lifebench.methods.instructrag.graph import InstructionGraph
+from lifebench.methods.instructrag.nn import Adam, params_from_json, params_to_json
+from lifebench.methods.instructrag.prompts import path_block
+from lifebench.methods.instructrag.training import (Agents, Counters, Hyper, Learner, Question,
+                                                    Switches)
+from lifebench.methods.react import ReactConfig, ReactMethod
+from lifebench.methods.rollouts import Rollout, oracle_rollout, play
+
+SUPPORT_PATHS = ("oracle", "agent")
+# The roles under which each stage's LLM calls are counted (records' usage by role).
+TRAIN_ROLE, FEW_SHOT_ROLE, SUPPORT_ROLE = "train", "few_shot", "support"
+
+
+@dataclass(frozen=True)
+class InstructRagConfig(ReactConfig):
+    delta: float = 0.4            # the graph's threshold (the paper's)
+    k_paths: int = 3              # K (the paper's)
+    support_paths: str = "oracle"  # where the graph's paths come from: oracle | agent
+    # Where the agents train: another benchmark for a transfer (ALFWorld -> ScienceWorld);
+    # empty: the stream's benchmark and its support split.
+    train_benchmark: str = ""
+    train_split: str = ""
+    train_query_fraction: float = 0.3  # of each seen task's instances, the query part
+    support_limit: int = 0         # at most this many training instances (0: all)
+    iterations: int = 10           # meta-training iterations
+    tasks_per_batch: int = 3
+    questions_per_task: int = 2    # B
+    inner_steps: int = 5
+    alpha: float = 0.1
+    beta: float = 0.001
+    pool_extra: int = 2
+    train_steps: int = 0           # step budget of a training episode (0: the benchmark's)
+    # Table 5's ablations
+    graph: bool = True
+    rl_agent: bool = True
+    warm_start: bool = True
+    policy_gradient: bool = True
+    ml_agent: bool = True
+    pre_training: bool = True
+    fine_tuning: bool = True
+    meta_learning: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.delta <= 1.0:
+            raise ValueError(f"delta must be within [0, 1], got {self.delta}")
+        if self.k_paths < 1:
+            raise ValueError(f"k_paths must be >= 1, got {self.k_paths}")
+        if self.support_paths not in SUPPORT_PATHS:
+            raise ValueError(f"support_paths must be one of {', '.join(SUPPORT_PATHS)}, "
+                             f"got {self.support_paths!r}")
+        if not 0.0 < self.train_query_fraction < 1.0:
+            raise ValueError("train_query_fraction must be within (0, 1)")
+        if min(self.iterations, self.support_limit, self.train_steps, self.pool_extra) < 0 \
+                or min(self.tasks_per_batch, self.questions_per_task) < 1 or self.inner_steps < 0:
+            raise ValueError("iterations, support_limit, train_steps, pool_extra, inner_steps "
+                             "must be >= 0; tasks_per_batch, questions_per_task >= 1")
+
+    @property
+    def switches(self) -> Switches:
+        return Switches(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Switches)})
+
+    @property
+    def hyper(self) -> Hyper:
+        return Hyper(k_paths=self.k_paths, alpha=self.alpha, beta=self.beta,
+                     inner_steps=self.inner_steps, questions_per_task=self.questions_per_task,
+                     pool_extra=self.pool_extra)
+
+
+class InstructRagMethod(ReactMethod):
+    name = "instructrag"
+    Config = InstructRagConfig
+    needs = MethodNeeds(llm=True, support=True, oracle=False)
+
+    @classmethod
+    def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
+        if not config.train_benchmark and benchmark.support_split is None:
+            return (f"instructrag trains on a support split and {benchmark.name} has none; "
+                    f"train on another benchmark with --method-arg train_benchmark=alfworld")
+        return None
+
+    def setup(self, ctx: StreamContext) -> None:
+        super().setup(ctx)
+        from lifebench.embeddings import get_embedder
+
+        self.embedder = get_embedder()
+        self.rng = episode_rng(ctx.seed, "instructrag", ctx.benchmark.name, ctx.split)
+        self.learner: Optional[Learner] = None
+        self.adapted: dict[str, tuple[Any, Any]] = {}
+        self.stages: dict[str, Any] = {}
+        self.reported_stages = False
+        self.forced_path: Optional[tuple[str, ...]] = None
+
+    # -- the stages
+    def prepare(self, support: list[Instance]) -> None:
+        config = self.config
+        train_bench = self._train_benchmark()
+        split = config.train_split or train_bench.support_split
+        if not split:
+            raise UserError(f"instructrag: {train_bench.name} has no support split to train "
+                            f"on; name one with --method-arg train_split=SPLIT")
+        instances = (support if train_bench is self.ctx.benchmark and split == self.ctx.benchmark.support_split
+                     else train_bench.instances(split))
+        if config.support_limit:
+            instances = instances[: config.support_limit]
+        started = time.perf_counter()
+        graph = InstructionGraph(self.embedder.embed, config.delta)
+        agents = Agents(policy.init_policy(self.rng), matcher.init_matcher(self.rng, self._width()),
+                        Adam(config.beta), Adam(config.beta))
+        self.learner = Learner(graph, agents, config.switches, config.hyper, self.rng)
+        seen_support, seen_query = self._partition(train_bench, instances)
+        support_questions = self._insert_paths(train_bench, seen_support)
+        self.stages["construction_s"] = round(time.perf_counter() - started, 3)
+        self.stages["graph_paths"] = len(graph.paths)
+
+        started = time.perf_counter()
+        query_questions = {task: [self._question(train_bench, i, task) for i in group]
+                           for task, group in seen_query.items()}
+        rewards = self.learner.meta_train(support_questions, query_questions,
+                                          self._evaluator(TRAIN_ROLE), config.iterations,
+                                          config.tasks_per_batch)
+        self.stages["training_s"] = round(time.perf_counter() - started, 3)
+        self.stages["training_rewards"] = [round(r, 4) for r in rewards]
+        self.stages["training_counters"] = agents.counters.as_dict()
+
+        started = time.perf_counter()
+        few_shot_split = self.ctx.benchmark.few_shot_support(self.ctx.split)
+        self.stages["few_shot_split"] = few_shot_split
+        if few_shot_split:
+            groups = self._by_task(self.ctx.benchmark, self.ctx.benchmark.instances(few_shot_split))
+            few_shot_questions = self._insert_paths(self.ctx.benchmark, groups)
+            agents.counters = Counters()
+            self.adapted = self.learner.few_shot(few_shot_questions, self._evaluator(FEW_SHOT_ROLE))
+            self.stages["few_shot_counters"] = agents.counters.as_dict()
+        self.stages["few_shot_s"] = round(time.perf_counter() - started, 3)
+        self.stages["graph_nodes"] = len(graph.nodes)
+        self.stages["graph_edges"] = len(graph.edges)
+
+    def _train_benchmark(self) -> Benchmark:
+        name = self.config.train_benchmark
+        if not name or name == self.ctx.benchmark.name:
+            return self.ctx.benchmark
+        if self.ctx.benchmark_named is None:
+            raise UserError("instructrag: this runner cannot reach other benchmarks")
+        return self.ctx.benchmark_named(name)
+
+    def _width(self) -> int:
+        return int(self.embedder.embed(["width"]).shape[1])
+
+    def _by_task(self, benchmark: Benchmark, instances: list[Instance]) -> dict[str, list[Instance]]:
+        groups: dict[str, list[Instance]] = {}
+        for instance in instances:
+            groups.setdefault(benchmark.task_family(instance) or benchmark.name, []).append(instance)
+        return groups
+
+    def _partition(self, benchmark: Benchmark, instances: list[Instance]
+                   ) -> tuple[dict[str, list[Instance]], dict[str, list[Instance]]]:
+        """Each seen task's instances, in the split's order: the first part is its support
+        (the graph, warm start, pre-training), the last `train_query_fraction` its query."""
+        support, query = {}, {}
+        for task, group in self._by_task(benchmark, instances).items():
+            n_query = int(round(len(group) * self.config.train_query_fraction))
+            if len(group) > 1:
+                n_query = min(max(n_query, 1), len(group) - 1)
+            else:
+                n_query = 0
+            support[task], query[task] = group[: len(group) - n_query], group[len(group) - n_query:]
+        return support, query
+
+    def _insert_paths(self, benchmark: Benchmark, groups: dict[str, list[Instance]]) -> dict[str, list[Question]]:
+        """The successful paths of `groups` into the graph; the questions they answer."""
+        assert self.learner is not None
+        out: dict[str, list[Question]] = {}
+        for task, group in groups.items():
+            for instance in group:
+                rollout = self._support_rollout(benchmark, instance, task)
+                if rollout is None:
+                    continue
+                question = Question(task, benchmark.task_text(rollout.first), instance,
+                                    benchmark.name, tuple(rollout.actions))
+                self.learner.graph.insert_path(question.path, task, question.text)
+                out.setdefault(task, []).append(question)
+        return out
+
+    def _support_rollout(self, benchmark: Benchmark, instance: Instance, task: str) -> Optional[Rollout]:
+        """A support instance's successful path: the oracle's (within the benchmark's
+        budget), or a plain ReAct episode's (no path in its prompt) when it succeeds."""
+        if self.config.support_paths == "oracle":
+            return oracle_rollout(benchmark, instance, benchmark.budget(instance))
+        rollout = self._play(benchmark, instance, (), SUPPORT_ROLE)
+        return rollout if rollout.success else None
+
+    def _question(self, benchmark: Benchmark, instance: Instance, task: str) -> Question:
+        """A query question: its text is the first observation's task, read on reset."""
+        env: Any = benchmark.make_env(instance, 0)
+        try:
+            text = benchmark.task_text(env.reset().text)
+        finally:
+            env.close()
+        return Question(task, text, instance, benchmark.name)
+
+    def _evaluator(self, role: str):
+        def evaluate(question: Question, path: tuple[str, ...]) -> float:
+            benchmark = (self.ctx.benchmark if question.benchmark == self.ctx.benchmark.name
+                         else self._train_benchmark())
+            rollout = self._play(benchmark, question.instance, path, role)
+            return _reward(benchmark, rollout)
+        return evaluate
+
+    def _play(self, benchmark: Benchmark, instance: Instance, path: tuple[str, ...], role: str) -> Rollout:
+        """A training episode: this method's executor with `path` in its prompt."""
+        steps = self.config.train_steps or benchmark.budget(instance)
+        task = TaskInfo(benchmark=benchmark.name, split="training", instance=instance,
+                        seed=self.ctx.seed, trial=0, episode_index=-1, budget_steps=steps,
+                        instructions=benchmark.instructions, noop_action=benchmark.noop_action)
+        saved_bank, saved_role = self.bank, self.actor_role
+        if benchmark is not self.ctx.benchmark:
+            from lifebench.methods.react.examples import ExampleBank
+
+            self.bank = ExampleBank(benchmark, self.config.example_steps)
+        self.actor_role, self.forced_path = role, path
+        try:
+            ReactMethod.begin_episode(self, task, _NO_TOOLS)
+            return play(benchmark, instance, self.act, steps)
+        finally:
+            self.bank, self.actor_role, self.forced_path = saved_bank, saved_role, None
+
+    # -- testing (Algorithm 4)
+    def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
+        super().begin_episode(task, tools)
+        self.actor_role, self.forced_path = "actor", None
+        self.path: Optional[tuple[str, ...]] = None
+        self.candidates = 0
+
+    def act(self, observation: Observation) -> str:
+        if self.first is None:
+            path = self.forced_path if self.forced_path is not None else self._retrieve(observation)
+            self.path = path
+            self.prefix.append({"role": "user", "content": path_block(path)})
+            self.prefix.append({"role": "assistant", "content": "Understood."})
+        return super().act(observation)
+
+    def _retrieve(self, observation: Observation) -> tuple[str, ...]:
+        assert self.learner is not None, "instructrag was not prepared"
+        question = self.ctx.benchmark.task_text(observation.text)
+        family = self.ctx.benchmark.task_family(self.task.instance) or self.ctx.benchmark.name
+        rl, ml = self.adapted.get(family, (self.learner.agents.rl, self.learner.agents.ml))
+        retrieval = self.learner.retrieve(question, rl, sample=False)
+        self.candidates = len(retrieval.paths)
+        chosen = self.learner.choose(question, retrieval.paths, ml)
+        return retrieval.paths[chosen] if chosen >= 0 else ()
+
+    def episode_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"instructrag_path": list(self.path or ()),
+                                 "instructrag_candidates": self.candidates}
+        if not self.reported_stages and self.stages:
+            extra["instructrag_stages"] = self.stages  # the first scored episode carries them
+            self.reported_stages = True
+        return extra
+
+    # -- memory
+    def state(self) -> Any:
+        assert self.learner is not None
+        agents = self.learner.agents
+        return {"graph": self.learner.graph.to_json(),
+                "rl": params_to_json(agents.rl), "ml": params_to_json(agents.ml),
+                "rl_opt": agents.rl_opt.to_json(), "ml_opt": agents.ml_opt.to_json(),
+                "adapted": {task: [params_to_json(rl), params_to_json(ml)]
+                            for task, (rl, ml) in self.adapted.items()},
+                "stages": self.stages, "reported_stages": self.reported_stages}
+
+    def load_state(self, state: Any) -> None:
+        graph = InstructionGraph.from_json(state["graph"], self.embedder.embed)
+        rl_opt, ml_opt = Adam(self.config.beta), Adam(self.config.beta)
+        rl_opt.load_json(state["rl_opt"])
+        ml_opt.load_json(state["ml_opt"])
+        agents = Agents(params_from_json(state["rl"]), params_from_json(state["ml"]), rl_opt, ml_opt)
+        self.learner = Learner(graph, agents, self.config.switches, self.config.hyper, self.rng)
+        self.adapted = {task: (params_from_json(rl), params_from_json(ml))
+                        for task, (rl, ml) in state["adapted"].items()}
+        self.stages = state["stages"]
+        self.reported_stages = state["reported_stages"]
+
+
+def _reward(benchmark: Benchmark, rollout: Rollout) -> float:
+    """Success, or the score scaled to [0, 1] where the benchmark's score has a range."""
+    if rollout.success:
+        return 1.0
+    if benchmark.score_range is None:
+        return 0.0
+    low, high = benchmark.score_range
+    return max(0.0, min(1.0, (rollout.score - low) / (high - low)))
+
+
+def _unavailable(*_: Any) -> Any:
+    raise ValueError("not available in a training episode")
+
+
+_NO_TOOLS = EpisodeTools(valid_actions=_unavailable, sample_action=_unavailable, query=_unavailable)

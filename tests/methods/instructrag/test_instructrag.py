@@ -1,0 +1,252 @@
+"""InstructRAG: the instruction graph of the paper's worked example, the networks' gradients,
+the RL-Agent learning on a graph where the right choice is known, the ablations removing what
+they name, and a run through the real local server on ALFWorld."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import urllib.request
+
+import numpy as np
+import pytest
+
+from conftest import read_records
+from lifebench.methods.instructrag import matcher, policy
+from lifebench.methods.instructrag.graph import InstructionGraph
+from lifebench.methods.instructrag.nn import Adam
+from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question, Switches)
+from lifebench.api import Instance
+
+# Figure 1(a)'s HotpotQA paths: task T1 (nationality questions) and T2.
+P11 = ["Search[Scott Derrickson]", "Lookup[nationality]", "Search[Ed Wood]", "Lookup[nationality]"]
+P21 = ["Search[Christopher Nolan]", "Lookup[birthplace]"]
+P12 = ["Search[Scott Derrickson]", "Lookup[nationality]", "Lookup[year of founding]"]
+
+
+def words_embed(texts):
+    """Bag of words, unit length: similarities known by hand (Search[Ed Wood] vs
+    Search[Scott Derrickson] = 1/3, Lookup[nationality] vs Lookup[birthplace] = 1/2)."""
+    vocab: dict[str, int] = words_embed.vocab
+    rows = []
+    for text in texts:
+        tokens = re.findall(r"[a-z]+", text.lower())
+        for token in tokens:
+            vocab.setdefault(token, len(vocab))
+        rows.append(tokens)
+    out = np.zeros((len(texts), 512))
+    for i, tokens in enumerate(rows):
+        for token in set(tokens):
+            out[i, vocab[token]] = 1.0
+        out[i] /= max(np.linalg.norm(out[i]), 1e-12)
+    return out
+
+
+words_embed.vocab = {}
+
+
+def worked_example(delta: float) -> InstructionGraph:
+    graph = InstructionGraph(words_embed, delta)
+    graph.insert_path(P11, "T1", "Were Scott Derrickson and Ed Wood of the same nationality?")
+    graph.insert_path(P21, "T1", "Where was Christopher Nolan born?")
+    graph.insert_path(P12, "T2", "When was the studio of Scott Derrickson founded?")
+    return graph
+
+
+def test_graph_of_the_worked_example():
+    graph = worked_example(0.4)
+    node = {i: graph.nearest_node(i)[0] for i in P11 + P21 + P12}
+    # I1 = {Search[Scott Derrickson]}, I2 = {Lookup[nationality], Lookup[birthplace]}: the two
+    # lookups merge (1/2 >= 0.4); Search[Ed Wood] (1/3 < 0.4) and Search[Christopher Nolan]
+    # make nodes of their own, as does Lookup[year of founding]
+    assert graph.nodes[0] == ["Search[Scott Derrickson]"]
+    assert graph.nodes[1] == ["Lookup[nationality]", "Lookup[birthplace]"]
+    assert len(graph.nodes) == 5
+    assert node["Search[Ed Wood]"] not in (0, 1) and node["Search[Christopher Nolan]"] not in (0, 1, node["Search[Ed Wood]"])
+    tasks = graph.edge_task_sets()
+    # the edge I1 -> I2 records T1 and, once P_1^2's Lookup[nationality] joins I2, T2
+    assert tasks[(0, 1)] == {"T1", "T2"}
+    assert tasks[(1, node["Search[Ed Wood]"])] == {"T1"} and tasks[(node["Search[Ed Wood]"], 1)] == {"T1"}
+    assert tasks[(node["Search[Christopher Nolan]"], 1)] == {"T1"}
+    assert tasks[(1, node["Lookup[year of founding]"])] == {"T2"}
+    # the edge keeps its tasks' questions
+    assert graph.edges[(0, 1)].tasks["T2"] == ["When was the studio of Scott Derrickson founded?"]
+
+
+def test_adjacent_instructions_never_share_a_node():
+    graph = InstructionGraph(words_embed, 0.0)
+    path = graph.insert_path(["Search[a b]", "Lookup[x]", "Lookup[x]", "Lookup[x y]", "Search[a b]"], "T", "q")
+    assert all(a != b for a, b in zip(path.nodes, path.nodes[1:]))
+
+
+def test_delta_zero_and_one_are_the_two_extremes():
+    merged, separate = worked_example(0.0), worked_example(1.0)
+    distinct = len(set(P11 + P21 + P12))
+    # delta 0: every instruction joins its nearest non-adjacent node (the two first nodes)
+    assert len(merged.nodes) == 2
+    # delta 1: only the same text shares a node; the graph is the individual paths
+    assert len(separate.nodes) == distinct
+    assert all(len(instructions) == 1 for instructions in separate.nodes)
+    assert len(worked_example(0.4).nodes) == 5
+
+
+def test_graph_state_rebuilds_the_same_graph():
+    graph = worked_example(0.4)
+    again = InstructionGraph.from_json(json.loads(json.dumps(graph.to_json())), words_embed)
+    assert again.nodes == graph.nodes and again.edge_task_sets() == graph.edge_task_sets()
+
+
+def _gradient_error(loss_fn, params, names):
+    _, grads = loss_fn(params)
+    worst = 0.0
+    for name in names:
+        flat = params[name].reshape(-1)
+        for index in random.Random(1).sample(range(flat.size), min(4, flat.size)):
+            old = flat[index]
+            flat[index] = old + 1e-6
+            plus, _ = loss_fn(params)
+            flat[index] = old - 1e-6
+            minus, _ = loss_fn(params)
+            flat[index] = old
+            numeric, analytic = (plus - minus) / 2e-6, grads[name].reshape(-1)[index]
+            worst = max(worst, abs(numeric - analytic) / (abs(numeric) + abs(analytic) + 1e-8))
+    return worst
+
+
+def test_gradients_match_finite_differences():
+    rng, draw = random.Random(0), np.random.default_rng(0)
+    rl = policy.init_policy(rng)
+    states, actions, weights = draw.normal(size=(6, 3)), draw.integers(0, 2, 6), draw.normal(size=6)
+    assert _gradient_error(lambda p: policy.weighted_nll(p, states, actions, weights), rl,
+                           ["w1", "b1", "w2", "b2"]) < 1e-4
+    ml = matcher.init_matcher(rng, 8)
+    ml["match_w"] = draw.normal(size=matcher.WIDTH) * 0.1
+    q, p = draw.normal(size=(4, 8)), draw.normal(size=(4, 8))
+    names = ["shared_w", "shared_b", "q_w", "q_b", "p_w", "p_b"]
+    assert _gradient_error(lambda m: matcher.qpa_loss(m, q, p), ml, names) < 1e-4
+    assert _gradient_error(lambda m: matcher.qpm_loss(m, q, p, np.array([1, 0, 1, 0])), ml,
+                           names + ["match_w", "match_b"]) < 1e-3
+    pools = [draw.normal(size=(3, 8)), draw.normal(size=(5, 8))]
+    assert _gradient_error(lambda m: matcher.finetuning_loss(m, q[:2], pools, [1, 4]), ml, names) < 1e-4
+
+
+# -- a synthetic task family where the right path is known: "go to X" then "take X"
+OBJECTS = ["apple", "book", "cup", "knife", "lamp", "mug", "pen", "plate"]
+
+
+def synthetic(switches: Switches = Switches(), seed: int = 0):
+    """Support: "fetch the X" for 8 objects; query: "bring the X" for 3 of them, whose right
+    paths are made of the graph's instructions about X."""
+    graph = InstructionGraph(words_embed, 0.4)
+    support, query = {}, {}
+    for obj in OBJECTS:
+        text = f"fetch the {obj}"
+        path = (f"go to {obj} shelf", f"take {obj}", "go to desk", f"put {obj} desk")
+        graph.insert_path(path, "fetch", text)
+        support.setdefault("fetch", []).append(Question("fetch", text, Instance(obj), "toy", path))
+    for obj in OBJECTS[:3]:
+        query.setdefault("fetch", []).append(Question("fetch", f"bring the {obj}", Instance(obj), "toy"))
+    rng = random.Random(seed)
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, 512), Adam(0.01), Adam(0.001))
+    learner = Learner(graph, agents, switches, Hyper(questions_per_task=3), rng)
+    return learner, support, query
+
+
+def reward_of(question: Question, path: tuple[str, ...]) -> float:
+    """The share of the question's object in the path: 1 for a path about that object."""
+    obj = question.text.split()[-1]
+    return float(np.mean([obj in step for step in path])) if path else 0.0
+
+
+def test_the_policy_learns_on_a_graph_where_the_right_choice_is_known():
+    learner, support, query = synthetic()
+    # warm start: the loss on the support's state-action pairs falls
+    rl = learner.agents.rl
+    first = last = None
+    opt = Adam(0.01)
+    for _ in range(150):
+        grads = learner.warm_start_grads(rl, support["fetch"])
+        states, labels = learner.last_warm_start
+        loss, _ = policy.weighted_nll(rl, states, labels, np.ones(len(labels)))
+        first = loss if first is None else first
+        last = loss
+        opt.step(rl, grads)
+    assert last < 0.6 * first
+    # policy gradient alone (no warm start, the RL-Agent's first path played): the reward of
+    # query episodes rises
+    learner, support, query = synthetic(Switches(warm_start=False, pre_training=False,
+                                                 ml_agent=False, fine_tuning=False))
+    history = learner.meta_train(support, query, reward_of, iterations=80, tasks_per_batch=1)
+    assert np.mean(history[-15:]) > np.mean(history[:15]) and np.mean(history[-15:]) > 0.95
+
+
+@pytest.mark.parametrize("ablation,zero", [
+    ("warm_start", "ws_steps"), ("pre_training", "pt_steps"), ("policy_gradient", "pg_updates"),
+    ("fine_tuning", "ft_updates"), ("rl_agent", "pg_updates"), ("ml_agent", "ft_updates"),
+])
+def test_each_ablation_removes_what_it_names(ablation, zero):
+    full, support, query = synthetic()
+    full.meta_train(support, query, reward_of, iterations=2, tasks_per_batch=1)
+    cut, support, query = synthetic(Switches(**{ablation: False}))
+    cut.meta_train(support, query, reward_of, iterations=2, tasks_per_batch=1)
+    assert getattr(full.agents.counters, zero) > 0 and getattr(cut.agents.counters, zero) == 0
+    if ablation in ("fine_tuning", "ml_agent"):  # no pool to play: fewer episodes
+        assert cut.agents.counters.evaluations < full.agents.counters.evaluations
+
+
+def test_without_the_graph_paths_are_the_stored_ones():
+    learner, _, _ = synthetic(Switches(graph=False))
+    retrieval = learner.retrieve("fetch the apple", learner.agents.rl, sample=False)
+    assert retrieval.paths[0] == ("go to apple shelf", "take apple", "go to desk", "put apple desk")
+    assert not retrieval.actions  # no traversal, no decisions
+
+
+def test_without_meta_learning_there_is_no_per_task_adaptation():
+    learner, support, _ = synthetic(Switches(meta_learning=False))
+    assert learner.few_shot(support, reward_of) == {}
+    adapted, support, _ = synthetic()
+    assert set(adapted.few_shot(support, reward_of)) == {"fetch"}
+
+
+PLAN = r"action sequence that solved similar tasks"
+
+
+def test_stages_run_through_the_local_server_on_alfworld(cli, llm_server, tmp_path):
+    srv = llm_server(script=["Thought: look first.\nAction: look"])
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--method", "instructrag", "--model", "m", "--base-url",
+                 srv.url, "--cache", "off", "--workers", "0", "--out", str(out),
+                 "--benchmark", "alfworld", "--split", "valid_unseen.query", "--limit", "1",
+                 "--max-steps", "2", "--method-arg", "support_limit=6", "--method-arg", "iterations=1",
+                 "--method-arg", "tasks_per_batch=1", "--method-arg", "questions_per_task=1",
+                 "--method-arg", "train_steps=2", "--method-arg", "examples=0")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    stages = record["extra"]["instructrag_stages"]
+    # 6 training games of one task type: 4 support paths make the graph, 2 are its query
+    assert stages["few_shot_split"] == "valid_unseen.support" and stages["graph_paths"] == 4
+    assert stages["training_counters"]["evaluations"] >= 1
+    assert stages["few_shot_counters"]["evaluations"] >= 6  # a question of each of the 6 types
+    usage = record["llm_usage"]
+    assert usage["actor"]["calls"] == 2  # the scored episode's two steps
+    assert usage["train"]["calls"] == 2 * stages["training_counters"]["evaluations"]
+    assert usage["few_shot"]["calls"] == 2 * stages["few_shot_counters"]["evaluations"]
+    with urllib.request.urlopen(srv.url.replace("/v1", "/requests")) as response:
+        requests = json.loads(response.read())
+    assert any(re.search(PLAN, json.dumps(r)) for r in requests)
+    # the few-shot support is never scored: the query partition does not hold it
+    from lifebench.registry import get_benchmark
+
+    alfworld = get_benchmark("alfworld")
+    support = {i.instance_id for i in alfworld.instances("valid_unseen.support")}
+    assert record["instance_id"] not in support
+    assert not support & {i.instance_id for i in alfworld.instances("valid_unseen.query")}
+
+
+def test_a_benchmark_without_support_split_is_refused_unless_trained_elsewhere(cli, llm_server, tmp_path):
+    srv = llm_server(script=["Action: look"])
+    result = cli("run", "--no-progress", "--method", "instructrag", "--model", "m", "--base-url",
+                 srv.url, "--cache", "off", "--workers", "0", "--out", str(tmp_path / "o"),
+                 "--benchmark", "plancraft", "--split", "val.small", "--limit", "1")
+    assert result.returncode != 0 and "train_benchmark" in result.stderr
