@@ -47,7 +47,15 @@ def play(env, actions):
 
 def test_splits(bench):
     sizes = {split: len(bench.instances(split)) for split in bench.splits()}
-    assert sizes == {"valid_unseen": 134, "valid_seen": 140, "valid_train": 200}
+    assert sizes == {"valid_unseen": 134, "valid_seen": 140, "valid_train": 200,
+                     "valid_unseen.support": 12, "valid_unseen.query": 122}
+    # the few-shot partition: the first 2 games of each task type, disjoint from what is scored
+    support, query = bench.instances("valid_unseen.support"), bench.instances("valid_unseen.query")
+    assert sorted(i.metadata["task_type"] for i in support) == sorted(2 * list(TASK_TYPES.values()))
+    assert {i.instance_id for i in support} | {i.instance_id for i in query} == \
+        {i.instance_id for i in bench.instances("valid_unseen")}
+    assert bench.few_shot_support("valid_unseen.query") == "valid_unseen.support"
+    assert bench.few_shot_support("valid_unseen") is None
     unseen = bench.instances("valid_unseen")
     first = unseen[0]
     task_folder, trial = first.instance_id.split("/")
