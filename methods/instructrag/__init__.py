@@ -16,7 +16,6 @@ Stages (Algorithms 2-4), all in `prepare` before the first scored episode:
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -38,9 +37,11 @@ TRAIN_ROLE, FEW_SHOT_ROLE, SUPPORT_ROLE = "train", "few_shot", "support"
 
 
 @dataclass(frozen=True)
-class InstructRagConfig(ReactConfig):
+class InstructRagConfig(ReactConfig, Hyper, Switches):
+    """ReAct's executor settings, the learner's hyper-parameters (`Hyper`: K, alpha, beta,
+    inner steps, B, ...) and Table 5's switches (`Switches`), plus where the learning happens."""
+
     delta: float = 0.4            # the graph's threshold (the paper's)
-    k_paths: int = 3              # K (the paper's)
     support_paths: str = "oracle"  # where the graph's paths come from: oracle | agent
     # Where the agents train: another benchmark for a transfer (ALFWorld -> ScienceWorld);
     # empty: the stream's benchmark and its support split.
@@ -50,21 +51,7 @@ class InstructRagConfig(ReactConfig):
     support_limit: int = 0         # at most this many training instances (0: all)
     iterations: int = 10           # meta-training iterations
     tasks_per_batch: int = 3
-    questions_per_task: int = 2    # B
-    inner_steps: int = 5
-    alpha: float = 0.1
-    beta: float = 0.001
-    pool_extra: int = 2
     train_steps: int = 0           # step budget of a training episode (0: the benchmark's)
-    # Table 5's ablations
-    graph: bool = True
-    rl_agent: bool = True
-    warm_start: bool = True
-    policy_gradient: bool = True
-    ml_agent: bool = True
-    pre_training: bool = True
-    fine_tuning: bool = True
-    meta_learning: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -81,16 +68,6 @@ class InstructRagConfig(ReactConfig):
                 or min(self.tasks_per_batch, self.questions_per_task) < 1 or self.inner_steps < 0:
             raise ValueError("iterations, support_limit, train_steps, pool_extra, inner_steps "
                              "must be >= 0; tasks_per_batch, questions_per_task >= 1")
-
-    @property
-    def switches(self) -> Switches:
-        return Switches(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Switches)})
-
-    @property
-    def hyper(self) -> Hyper:
-        return Hyper(k_paths=self.k_paths, alpha=self.alpha, beta=self.beta,
-                     inner_steps=self.inner_steps, questions_per_task=self.questions_per_task,
-                     pool_extra=self.pool_extra)
 
 
 class InstructRagMethod(ReactMethod):
@@ -131,9 +108,9 @@ class InstructRagMethod(ReactMethod):
             instances = instances[: config.support_limit]
         started = time.perf_counter()
         graph = InstructionGraph(self.embedder.embed, config.delta)
-        agents = Agents(policy.init_policy(self.rng), matcher.init_matcher(self.rng, self._width()),
+        agents = Agents(policy.init_policy(self.rng), matcher.init_matcher(self.rng, self.embedder.dim),
                         Adam(config.beta), Adam(config.beta))
-        self.learner = Learner(graph, agents, config.switches, config.hyper, self.rng)
+        self.learner = Learner(graph, agents, config, config, self.rng)
         seen_support, seen_query = self._partition(train_bench, instances)
         support_questions = self._insert_paths(train_bench, seen_support)
         self.stages["construction_s"] = round(time.perf_counter() - started, 3)
@@ -169,9 +146,6 @@ class InstructRagMethod(ReactMethod):
         if self.ctx.benchmark_named is None:
             raise UserError("instructrag: this runner cannot reach other benchmarks")
         return self.ctx.benchmark_named(name)
-
-    def _width(self) -> int:
-        return int(self.embedder.embed(["width"]).shape[1])
 
     def _by_task(self, benchmark: Benchmark, instances: list[Instance]) -> dict[str, list[Instance]]:
         groups: dict[str, list[Instance]] = {}
@@ -301,7 +275,7 @@ class InstructRagMethod(ReactMethod):
         rl_opt.load_json(state["rl_opt"])
         ml_opt.load_json(state["ml_opt"])
         agents = Agents(params_from_json(state["rl"]), params_from_json(state["ml"]), rl_opt, ml_opt)
-        self.learner = Learner(graph, agents, self.config.switches, self.config.hyper, self.rng)
+        self.learner = Learner(graph, agents, self.config, self.config, self.rng)
         self.adapted = {task: (params_from_json(rl), params_from_json(ml))
                         for task, (rl, ml) in state["adapted"].items()}
         self.stages = state["stages"]

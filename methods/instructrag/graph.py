@@ -121,10 +121,6 @@ class InstructionGraph:
         return self.edges[key]
 
     # -- reading
-    def node_vectors(self, node: int) -> np.ndarray:
-        rows = [i for i, owner in enumerate(self._owner) if owner == node]
-        return self._vectors[rows]
-
     def instruction_vectors(self) -> tuple[np.ndarray, list[int]]:
         """Every instruction's vector and the node it belongs to."""
         return self._vectors, list(self._owner)
