@@ -23,6 +23,7 @@ from lifebench.api.errors import UserError
 
 MODES = ("rw", "replay", "off")
 DEFAULT_PATH = Path("results") / "llm-cache.sqlite"
+LOCK_TIMEOUT_S = 60
 
 
 def request_key(request: dict[str, Any], sample: int, stream_seed: Optional[int] = None) -> str:
@@ -48,16 +49,36 @@ class ResponseCache:
         if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                conn = sqlite3.connect(self.path, timeout=60)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
-                             "model TEXT, created REAL, response TEXT NOT NULL)")
-                conn.commit()
+                conn = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S)
+                self._set_up(conn)
             except sqlite3.DatabaseError as exc:
                 raise UserError(f"LLM cache {self.path} is unusable ({exc}); delete it or "
                                 f"clear it with `lifebench cache clear`") from None
             self._local.conn = conn
         return conn
+
+    @staticmethod
+    def _set_up(conn: sqlite3.Connection) -> None:
+        # Switching a new file to WAL does not wait on SQLite's busy handler: workers that
+        # open one fresh cache together get "database is locked" at once, so retry here.
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        delay = 0.01
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
+                             "model TEXT, created REAL, response TEXT NOT NULL)")
+                conn.commit()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                conn.rollback()
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
 
     def get(self, key: str) -> Optional[dict[str, Any]]:
         if self.mode == "off":

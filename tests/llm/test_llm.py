@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -101,14 +102,20 @@ def test_cache_modes(llm_server, tmp_path, monkeypatch):
 def test_cache_is_shared_safely_by_processes(llm_server, tmp_path):
     srv = llm_server()
     path = tmp_path / "cache.sqlite"
-    code = ("from lifebench.config.run import LLMConfig\n"
+    # The workers open the fresh cache file at the same instant (after their imports):
+    # that is when SQLite's switch to WAL used to fail with "database is locked".
+    start_at = time.time() + 3.0
+    code = ("import time\n"
+            "from lifebench.config.run import LLMConfig\n"
             "from lifebench.llm.cache import ResponseCache\n"
             "from lifebench.llm.client import LLMClient\n"
+            "while time.time() < {start}: pass\n"
             "c = LLMClient('m', LLMConfig(base_url={url!r}, backoff_s=0.01), "
             "ResponseCache({path!r}))\n"
             "for i in range(40): c.chat([{{'role': 'user', 'content': f'q{{i % 25}}'}}])\n")
-    procs = [subprocess.Popen([sys.executable, "-c", code.format(url=srv.url, path=str(path))])
-             for _ in range(3)]
+    procs = [subprocess.Popen([sys.executable, "-c",
+                               code.format(url=srv.url, path=str(path), start=start_at)])
+             for _ in range(4)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert ResponseCache(path).stats()["entries"] == 25
 
