@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install bench check how2-table1 step-table1 test perf leaderboard clean
+.PHONY: install bench check how2-table1 step-table1 instructrag-table1 test perf leaderboard clean
 
 install: $(STAMP)
 
@@ -79,6 +79,31 @@ how2-table1: install
 		--base-url "$$LIFEBENCH_BASE_URL" --out $(HOW2_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(HOW2_LIMIT),--limit $(HOW2_LIMIT),)
 	$(BIN)/lifebench leaderboard $(HOW2_OUT) --output $(HOW2_OUT)/leaderboard.md
+
+# InstructRAG's Tables 1 and 2 (ReAct, RAP, InstructRAG on ALFWorld valid_unseen.query, and
+# on ScienceWorld step18-v1 with InstructRAG trained on ALFWorld) on LIFEBENCH_MODEL at
+# LIFEBENCH_BASE_URL, into one directory. Table 5 and 6 need more InstructRAG runs on ALFWorld:
+# INSTRUCTRAG_ABLATIONS="graph rl_agent ..." one per switch turned off (a method grid would run
+# every combination), INSTRUCTRAG_DELTAS=0.0,0.2,0.4,0.6,0.8,1.0 one per delta.
+# INSTRUCTRAG_LIMIT=N scores the first N games of each split after one meta-training
+# iteration instead of 10 (a smoke run; recorded as iterations=1).
+INSTRUCTRAG_OUT ?= results/instructrag-table1
+INSTRUCTRAG_ABLATIONS ?=
+INSTRUCTRAG_DELTAS ?=
+INSTRUCTRAG_FLAGS = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL" \
+	--out $(INSTRUCTRAG_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
+	$(if $(INSTRUCTRAG_LIMIT),--limit $(INSTRUCTRAG_LIMIT) --method-arg instructrag.iterations=1,)
+INSTRUCTRAG_ALONE = --benchmark alfworld --split valid_unseen.query --method instructrag
+instructrag-table1: install
+	$(BIN)/lifebench run specs/instructrag-table1.toml $(INSTRUCTRAG_FLAGS)
+	$(BIN)/lifebench run specs/instructrag-table2.toml $(INSTRUCTRAG_FLAGS)
+	@for switch in $(INSTRUCTRAG_ABLATIONS); do \
+		echo "InstructRAG w/o $$switch"; \
+		$(BIN)/lifebench run $(INSTRUCTRAG_ALONE) --method-arg $$switch=false $(INSTRUCTRAG_FLAGS) || exit 1; \
+	done
+	$(if $(INSTRUCTRAG_DELTAS),$(BIN)/lifebench run $(INSTRUCTRAG_ALONE) \
+		--method-grid delta=$(INSTRUCTRAG_DELTAS) $(INSTRUCTRAG_FLAGS),)
+	$(BIN)/lifebench leaderboard $(INSTRUCTRAG_OUT) --output $(INSTRUCTRAG_OUT)/leaderboard.md
 
 test: install
 	$(BIN)/pytest -q tests

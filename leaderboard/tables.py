@@ -1,5 +1,6 @@
-"""The leaderboard's further tables: per task family (ScienceWorld's 18-task layout) and
-success under step budgets (from one run's step of success)."""
+"""The leaderboard's further tables: methods x models (the papers' method-by-backbone
+layout), per task family (ScienceWorld's 18-task layout) and success under step budgets
+(from one run's step of success)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,42 @@ def per_task_tables(records: list[EpisodeRecord], trials: Optional[str] = None) 
         families, labels, values = family_matrix(arms, metric)
         if not families or len(families) > MAX_FAMILIES:
             continue
-        shown = "mean score" if metric == "score" else "success rate"
+        shown = _metric_name(metric)
         rows = [[family] + [_fmt(v, metric) for v in row] for family, row in zip(families, values)]
         means = [fmean(v for v in column if not math.isnan(v)) if any(not math.isnan(v) for v in column)
                  else math.nan for column in zip(*values)]
         rows.append(["mean over tasks"] + [_fmt(v, metric) for v in means])
         out.append(Table.of(f"{group.title}: {shown} per task", ["task"] + labels, rows))
     return out
+
+
+def model_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Table]:
+    """Per group run on two models or more: a row per method (config), a column per model,
+    each cell the group's per-task metric over the arm's results (the benchmark's table has
+    their counts and intervals; with one model it is that table's column)."""
+    out = []
+    for group, arms in by_title(grouped(records, trials)):
+        models = sorted({arm.model or "—" for arm in arms})
+        if len({arm.model for arm in arms if arm.model}) < 2:
+            continue
+        configs = defaultdict(set)
+        for arm in arms:
+            configs[arm.method].add(arm.method_config_hash)
+        metric = per_task_metric(group.benchmark)
+        cells: dict[str, dict[str, float]] = defaultdict(dict)
+        for arm, rs in arms.items():
+            # the method's label without its model: the model is the column
+            method = Arm(arm.method, arm.method_config_hash, None).label(len(configs[arm.method]) > 1)
+            cells[method][arm.model or "—"] = fmean(float(getattr(r, metric)) for r in rs)
+        rows = [[method] + [_fmt(cells[method].get(m, math.nan), metric) for m in models]
+                for method in sorted(cells)]
+        out.append(Table.of(f"{group.title}: {_metric_name(metric)} by method and model",
+                            ["method"] + models, rows))
+    return out
+
+
+def _metric_name(metric: str) -> str:
+    return "mean score" if metric == "score" else "success rate"
 
 
 def _fmt(value: float, metric: str) -> str:

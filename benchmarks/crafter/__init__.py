@@ -12,7 +12,7 @@ from lifebench.benchmarks.crafter.reporting import (CRAFTER_SCORE, CRAFTER_SCORE
                                                     achievement_tables, published_tables)
 from lifebench.benchmarks.manifests import read_manifest
 
-SPLITS = ("seeds-100", "seeds-1000")
+SPLITS = ("seeds-100", "seeds-1000", "seeds-support")
 CRAFTER_LENGTH = 10000
 
 
@@ -32,6 +32,8 @@ class CrafterBenchmark(Benchmark):
     noop_action = "noop"
     budget_curves = False  # success = alive at the end, not a goal reached at a step
     default_splits = ("seeds-100",)
+    # World seeds 1000..1099, outside every scored split: what RAP and InstructRAG learn from.
+    support_split = "seeds-support"
     metrics = (CRAFTER_SCORE, CRAFTER_SCORE_CI)
     tables = (achievement_tables, published_tables)
     packages = ("crafter", "opensimplex")

@@ -18,6 +18,9 @@ class PlancraftBenchmark(Benchmark):
     noop_action = "think: (no action)"  # costs a step, changes nothing
     # val: low task repetition; val.repeated: the high-repetition split of How².
     default_splits = ("val", "val.repeated")
+    # The package's training examples (1145, disjoint from val and test): what methods that
+    # learn before testing (RAP, InstructRAG) learn from.
+    support_split = "train"
     metrics = (IMPOSSIBLE_F1,)
     packages = ("plancraft",)
     score_range = (0.0, 1.0)

@@ -12,7 +12,8 @@ from lifebench.api import UserError
 
 # The package's file name for each lifebench split name.
 SPLIT_FILES = {"val": "val.json", "val.repeated": "val.repeated.json",
-               "test": "test.json", "val.small": "val.small.json"}
+               "test": "test.json", "val.small": "val.small.json",
+               "train": "train.json"}
 
 
 def data_dir() -> Path:

@@ -12,7 +12,9 @@ from lifebench.benchmarks.scienceworld.reporting import step_table1
 from lifebench.benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
 from lifebench.benchmarks.manifests import read_manifest
 
-SPLITS = ("step18", "step18-v1", "test", "dev")
+SPLITS = ("step18", "step18-v1", "test", "dev", "step18-train")
+# The 18 tasks' train variations: what methods learn from before step18 / step18-v1.
+STEP18_TRAIN = "step18-train"
 SIMPLIFICATIONS = ("easy", "teleportAction", "selfWateringFlowerPots", "openContainers",
                    "openDoors", "noElectricalAction")
 
@@ -35,6 +37,7 @@ class ScienceWorldBenchmark(Benchmark):
     noop_action = "look around"
     guarded_actions = ("focus on",)  # a wrong focus ends the task
     default_splits = ("step18-v1",)
+    support_split = STEP18_TRAIN
     packages = ("scienceworld",)
     score_range = (0.0, 100.0)  # the simulator's score (the best before a fatal move)
     environment = ("JAVA_TOOL_OPTIONS",)
@@ -63,6 +66,10 @@ class ScienceWorldBenchmark(Benchmark):
     def task_text(self, first_observation: str) -> str:
         # the task description is the first paragraph; the room's description follows
         return first_observation.strip().split("\n\n", 1)[0].strip()
+
+    def few_shot_support(self, split: str) -> Optional[str]:
+        # The 18 tasks' train variations: the same task families, never a test variation.
+        return STEP18_TRAIN if split in ("step18", "step18-v1") else super().few_shot_support(split)
 
     def check_available(self) -> None:
         try:

@@ -5,6 +5,11 @@
 - step18:    the 18 tasks of the CLIN and STEP tables, each on its first 5 test variations
 - step18-v1: the same 18 tasks on their first test variation (the papers' setting)
 - test, dev: all 30 tasks on all their test (dev) variations
+- step18-train: the 18 tasks on their first 2 train variations (disjoint from test and dev):
+  what methods that learn before testing learn from (RAP's memory, InstructRAG's graph and
+  its few-shot stage on step18/step18-v1)
+
+`python -m lifebench.benchmarks.scienceworld.build_splits step18-train` builds that one only.
 
 Every row carries the task id, topic, short/long class (budget 37/70) and the length of
 the simulator's gold path under the `easy` simplification.
@@ -25,12 +30,38 @@ SIMPLIFICATION = "easy"
 SHORT_GOLD_MAX = 20
 
 
+TRAIN_PER_TASK = 2
+
+
 def _variations(task_name: str) -> tuple[list[int], list[int]]:
     from lifebench.benchmarks.scienceworld import jvm
 
     sim = jvm.simulator()
     sim.load(task_name, 0, SIMPLIFICATION)
     return list(sim.get_variations_test()), list(sim.get_variations_dev())
+
+
+def _train_rows(task: dict) -> list[dict]:
+    """The task's first TRAIN_PER_TASK train variations, as manifest rows."""
+    from lifebench.benchmarks.scienceworld import jvm
+
+    sim = jvm.simulator()
+    sim.load(task["task_name"], 0, SIMPLIFICATION)
+    variations = list(sim.get_variations_train())[:TRAIN_PER_TASK]
+    gold = _gold_lengths(task["task_name"], variations)
+    return [{"instance_id": instance_id(task["task_name"], v), "task_id": task["task_id"],
+             "task_name": task["task_name"], "topic": task["topic"], "task": task["task"],
+             "variation": v, "length": STEP18[task["task_id"]], "gold_length": gold[v]}
+            for v in variations]
+
+
+def build_support(workers: int = 2) -> None:
+    step18 = [t for t in package_tasks() if t["task_id"] in STEP18]
+    with ProcessPoolExecutor(workers) as pool:
+        rows = [row for rows in pool.map(_train_rows, step18) for row in rows]
+    print(f"step18-train: {len(rows)} instances -> "
+          f"{write_manifest('scienceworld', 'step18-train', rows)}")
+    print(f"checksums -> {write_checksums()}")
 
 
 def _gold_lengths(task_name: str, variations: list[int]) -> dict[int, int]:
@@ -78,7 +109,11 @@ def build(workers: int = 2) -> None:
     for split, rows in manifests.items():
         print(f"{split}: {len(rows)} instances -> {write_manifest('scienceworld', split, rows)}")
     print(f"checksums -> {write_checksums()}")
+    build_support(workers)
 
 
 if __name__ == "__main__":
-    build(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    if sys.argv[1:] == ["step18-train"]:
+        build_support()
+    else:
+        build(int(sys.argv[1]) if len(sys.argv) > 1 else 2)

@@ -36,6 +36,9 @@ class TextWorldBenchmark(Benchmark):
     # IGE's horizon on these games.
     default_budget = 80
     default_splits = (IGE_SPLIT,)
+    # Ten generated games of IGE's kind (made on first use, offline, byte-identical
+    # everywhere): what RAP and InstructRAG learn from; never one of IGE's 25.
+    support_split = generate.SUPPORT_SPLIT
     metrics = (NORMALIZED_SCORE,)
     packages = ("textworld", "jericho")
     environment = ("LIFEBENCH_IGE_COOKING",)
@@ -48,7 +51,8 @@ class TextWorldBenchmark(Benchmark):
         return MANUAL
 
     def splits(self) -> list[str]:
-        return [IGE_SPLIT, *generate.generated_splits()]
+        made = [s for s in generate.generated_splits() if s != generate.SUPPORT_SPLIT]
+        return [IGE_SPLIT, generate.SUPPORT_SPLIT, *made]
 
     def has_split(self, split: str) -> bool:
         return split == IGE_SPLIT or generate.parse_split_name(split) is not None
@@ -58,6 +62,9 @@ class TextWorldBenchmark(Benchmark):
             return
         if generate.parse_split_name(split) is None:
             raise unknown_name("split of textworld", split, self.splits())
+        if split == generate.SUPPORT_SPLIT:
+            generate.generate(*generate.SUPPORT_GAMES)  # at once when already made
+            return
         generate.read_manifest(split)  # raises, naming the command, when not generated
 
     def generate_split(self, kind: str, n: int, seed: int) -> str:

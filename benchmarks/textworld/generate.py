@@ -45,6 +45,11 @@ def split_name(n: int, seed: int) -> str:
     return f"{KIND}-{n}-s{seed}"
 
 
+# The support split (n, seed): generated on first use rather than on request.
+SUPPORT_GAMES = (10, 1000)
+SUPPORT_SPLIT = split_name(*SUPPORT_GAMES)
+
+
 def parse_split_name(split: str) -> Optional[tuple[int, int]]:
     match = SPLIT_NAME.fullmatch(split)
     return (int(match.group(1)), int(match.group(2))) if match else None

@@ -26,6 +26,7 @@ from lifebench.methods.instructrag import matcher, policy
 from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam, params_from_json, params_to_json
 from lifebench.methods.instructrag.prompts import path_block
+from lifebench.methods.instructrag.reporting import instructrag_tables, recorded_args
 from lifebench.methods.instructrag.training import (Agents, Counters, Hyper, Learner, Question,
                                                     Switches)
 from lifebench.methods.react import ReactConfig, ReactMethod
@@ -49,6 +50,8 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
     train_split: str = ""
     train_query_fraction: float = 0.3  # of each seen task's instances, the query part
     support_limit: int = 0         # at most this many training instances (0: all)
+    few_shot_limit: int = 0        # at most this many few-shot instances per test task (0: all;
+                                   # Figure 2's sample ratio)
     iterations: int = 10           # meta-training iterations
     tasks_per_batch: int = 3
     train_steps: int = 0           # step budget of a training episode (0: the benchmark's)
@@ -64,22 +67,29 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
                              f"got {self.support_paths!r}")
         if not 0.0 < self.train_query_fraction < 1.0:
             raise ValueError("train_query_fraction must be within (0, 1)")
-        if min(self.iterations, self.support_limit, self.train_steps, self.pool_extra) < 0 \
+        if min(self.iterations, self.support_limit, self.few_shot_limit, self.train_steps,
+               self.pool_extra) < 0 \
                 or min(self.tasks_per_batch, self.questions_per_task) < 1 or self.inner_steps < 0:
-            raise ValueError("iterations, support_limit, train_steps, pool_extra, inner_steps "
-                             "must be >= 0; tasks_per_batch, questions_per_task >= 1")
+            raise ValueError("iterations, support_limit, few_shot_limit, train_steps, pool_extra, "
+                             "inner_steps must be >= 0; tasks_per_batch, questions_per_task >= 1")
 
 
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
     Config = InstructRagConfig
     needs = MethodNeeds(llm=True, support=True, oracle=False)
+    tables = (instructrag_tables,)
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
         if not config.train_benchmark and benchmark.support_split is None:
             return (f"instructrag trains on a support split and {benchmark.name} has none; "
                     f"train on another benchmark with --method-arg train_benchmark=alfworld")
+        paths_here = not config.train_benchmark or benchmark.few_shot_support(split)
+        if config.support_paths == "oracle" and paths_here and not benchmark.has_oracle:
+            # training (unless on another benchmark) and the few-shot stage need its paths
+            return (f"instructrag's support paths come from the oracle and {benchmark.name} has "
+                    f"none; use --method-arg support_paths=agent (ReAct's own successes)")
         return None
 
     def setup(self, ctx: StreamContext) -> None:
@@ -131,6 +141,8 @@ class InstructRagMethod(ReactMethod):
         self.stages["few_shot_split"] = few_shot_split
         if few_shot_split:
             groups = self._by_task(self.ctx.benchmark, self.ctx.benchmark.instances(few_shot_split))
+            if config.few_shot_limit:
+                groups = {task: group[: config.few_shot_limit] for task, group in groups.items()}
             few_shot_questions = self._insert_paths(self.ctx.benchmark, groups)
             agents.counters = Counters()
             self.adapted = self.learner.few_shot(few_shot_questions, self._evaluator(FEW_SHOT_ROLE))
@@ -252,7 +264,9 @@ class InstructRagMethod(ReactMethod):
 
     def episode_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"instructrag_path": list(self.path or ()),
-                                 "instructrag_candidates": self.candidates}
+                                 "instructrag_candidates": self.candidates,
+                                 # the args that differ from the defaults: Table 5's rows
+                                 "instructrag_args": recorded_args(self.config)}
         if not self.reported_stages and self.stages:
             extra["instructrag_stages"] = self.stages  # the first scored episode carries them
             self.reported_stages = True

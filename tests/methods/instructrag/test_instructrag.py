@@ -17,7 +17,9 @@ from lifebench.methods.instructrag import matcher, policy
 from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam
 from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question, Switches)
-from lifebench.api import Instance
+from lifebench.api import Benchmark, Instance
+from lifebench.methods.instructrag import InstructRagConfig, InstructRagMethod
+from lifebench.registry import get_benchmark
 
 # Figure 1(a)'s HotpotQA paths: task T1 (nationality questions) and T2.
 P11 = ["Search[Scott Derrickson]", "Lookup[nationality]", "Search[Ed Wood]", "Lookup[nationality]"]
@@ -236,7 +238,6 @@ def test_stages_run_through_the_local_server_on_alfworld(cli, llm_server, tmp_pa
         requests = json.loads(response.read())
     assert any(re.search(PLAN, json.dumps(r)) for r in requests)
     # the few-shot support is never scored: the query partition does not hold it
-    from lifebench.registry import get_benchmark
 
     alfworld = get_benchmark("alfworld")
     support = {i.instance_id for i in alfworld.instances("valid_unseen.support")}
@@ -244,9 +245,35 @@ def test_stages_run_through_the_local_server_on_alfworld(cli, llm_server, tmp_pa
     assert not support & {i.instance_id for i in alfworld.instances("valid_unseen.query")}
 
 
-def test_a_benchmark_without_support_split_is_refused_unless_trained_elsewhere(cli, llm_server, tmp_path):
-    srv = llm_server(script=["Action: look"])
-    result = cli("run", "--no-progress", "--method", "instructrag", "--model", "m", "--base-url",
-                 srv.url, "--cache", "off", "--workers", "0", "--out", str(tmp_path / "o"),
-                 "--benchmark", "plancraft", "--split", "val.small", "--limit", "1")
-    assert result.returncode != 0 and "train_benchmark" in result.stderr
+class _Bare(Benchmark):
+    """A benchmark with neither a support split nor an oracle (a plugin's, say)."""
+
+    name = "bare"
+    default_budget = 5
+
+    @property
+    def instructions(self):
+        return "Act."
+
+    def splits(self):
+        return ["all"]
+
+    def load_instances(self, split):
+        return []
+
+    def make_env(self, instance, seed):
+        raise AssertionError("never played")
+
+
+def test_a_benchmark_without_support_split_or_oracle_is_refused_with_what_to_do():
+    bare = _Bare()
+    problem = InstructRagMethod.stream_problem(InstructRagConfig(), bare, "all")
+    assert "train_benchmark=alfworld" in problem
+    # trained on ALFWorld, the oracle paths come from there: nothing is missing here
+    assert InstructRagMethod.stream_problem(InstructRagConfig(train_benchmark="alfworld"), bare,
+                                            "all") is None
+    crafter = get_benchmark("crafter")  # a support split, no oracle
+    problem = InstructRagMethod.stream_problem(InstructRagConfig(), crafter, "seeds-100")
+    assert "support_paths=agent" in problem
+    assert InstructRagMethod.stream_problem(InstructRagConfig(support_paths="agent"), crafter,
+                                            "seeds-100") is None
