@@ -277,3 +277,52 @@ def test_a_benchmark_without_support_split_or_oracle_is_refused_with_what_to_do(
     assert "support_paths=agent" in problem
     assert InstructRagMethod.stream_problem(InstructRagConfig(support_paths="agent"), crafter,
                                             "seeds-100") is None
+
+
+def test_a_resumed_stream_has_the_graph_agents_and_adaptations_it_saved():
+    """The runner saves `state()` after each episode and a resumed stream starts from
+    `load_state` (no second training): the graph, the trained and the adapted agents, the
+    optimisers and the stage report come back, and retrieval chooses the same path."""
+    from lifebench.api import Budget, StreamContext
+
+    alfworld = get_benchmark("alfworld")
+
+    def fresh() -> InstructRagMethod:
+        method = InstructRagMethod(InstructRagConfig())
+        method.setup(StreamContext(benchmark=alfworld, split="valid_unseen.query", seed=0,
+                                   budget=Budget(), model=None))
+        return method
+
+    saved = fresh()
+    graph = InstructionGraph(saved.embedder.embed, 0.4)
+    support = {"fetch": []}
+    for obj in OBJECTS:
+        path = (f"go to {obj} shelf", f"take {obj}", "go to desk", f"put {obj} desk")
+        graph.insert_path(path, "fetch", f"fetch the {obj}")
+        support["fetch"].append(Question("fetch", f"fetch the {obj}", Instance(obj), "toy", path))
+    query = {"fetch": [Question("fetch", f"bring the {o}", Instance(o), "toy") for o in OBJECTS[:3]]}
+    rng = random.Random(0)
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, saved.embedder.dim),
+                    Adam(0.01), Adam(0.001))
+    saved.learner = Learner(graph, agents, Switches(), Hyper(questions_per_task=2), rng)
+    saved.learner.meta_train(support, query, reward_of, iterations=2, tasks_per_batch=1)
+    saved.adapted = saved.learner.few_shot(support, reward_of)
+    saved.stages = {"graph_paths": len(graph.paths)}
+
+    resumed = fresh()
+    resumed.load_state(json.loads(json.dumps(saved.state())))
+    assert resumed.learner is not None and resumed.stages == saved.stages
+    assert resumed.learner.graph.to_json() == graph.to_json()
+    for name, value in agents.rl.items():
+        assert np.array_equal(resumed.learner.agents.rl[name], value), name
+    for name, value in agents.ml.items():
+        assert np.array_equal(resumed.learner.agents.ml[name], value), name
+    assert set(resumed.adapted) == {"fetch"}
+    for before, after in zip(saved.adapted["fetch"], resumed.adapted["fetch"]):
+        assert all(np.array_equal(before[n], after[n]) for n in before)
+    chosen = []
+    for method in (saved, resumed):
+        rl, ml = method.adapted["fetch"]
+        retrieval = method.learner.retrieve("bring the cup", rl, sample=False)
+        chosen.append((retrieval.paths, method.learner.choose("bring the cup", retrieval.paths, ml)))
+    assert chosen[0] == chosen[1] and chosen[0][0]
