@@ -12,7 +12,8 @@ from lifebench.methods.rollouts import oracle_rollout
 
 class ExampleBank:
     """Oracle transcripts of support instances, made on first use and kept for the stream.
-    An episode gets examples of its own task type when the benchmark has task types."""
+    An episode gets examples of its own task family (ALFWorld's task type, ScienceWorld's
+    task) when the support split has some, else the support split's first ones."""
 
     def __init__(self, benchmark: Benchmark, max_steps: int) -> None:
         self.benchmark = benchmark
@@ -25,9 +26,11 @@ class ExampleBank:
     def examples(self, instance: Instance, count: int) -> list[str]:
         if count <= 0 or not self.available():
             return []
-        kind = instance.metadata.get("task_type")
-        support = [s for s in self.benchmark.instances(self.benchmark.support_split)
-                   if kind is None or s.metadata.get("task_type") == kind]
+        family = self.benchmark.task_family(instance)
+        pool = self.benchmark.instances(self.benchmark.support_split)
+        same = [s for s in pool if family is not None and self.benchmark.task_family(s) == family]
+        # then the split's first, for families it has fewer of (most Plancraft targets)
+        support = same + [s for s in pool if s not in same]
         out = []
         for candidate in support:
             if candidate.instance_id == instance.instance_id:
