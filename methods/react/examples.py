@@ -13,12 +13,13 @@ from lifebench.methods.rollouts import oracle_rollout
 class ExampleBank:
     """Oracle transcripts of support instances, made on first use and kept for the stream.
     An episode gets examples of its own task family (ALFWorld's task type, ScienceWorld's
-    task) when the support split has some, else the support split's first ones."""
+    task) first, topped up with the support split's first ones."""
 
     def __init__(self, benchmark: Benchmark, max_steps: int) -> None:
         self.benchmark = benchmark
         self.max_steps = max_steps
         self._made: dict[str, Optional[str]] = {}
+        self._order: dict[Optional[str], list[Instance]] = {}  # candidates per family
 
     def available(self) -> bool:
         return bool(self.benchmark.support_split) and self.benchmark.has_oracle
@@ -26,13 +27,8 @@ class ExampleBank:
     def examples(self, instance: Instance, count: int) -> list[str]:
         if count <= 0 or not self.available():
             return []
-        family = self.benchmark.task_family(instance)
-        pool = self.benchmark.instances(self.benchmark.support_split)
-        same = [s for s in pool if family is not None and self.benchmark.task_family(s) == family]
-        # then the split's first, for families it has fewer of (most Plancraft targets)
-        support = same + [s for s in pool if s not in same]
         out = []
-        for candidate in support:
+        for candidate in self._candidates(self.benchmark.task_family(instance)):
             if candidate.instance_id == instance.instance_id:
                 continue
             transcript = self._transcript(candidate)
@@ -41,6 +37,17 @@ class ExampleBank:
             if len(out) == count:
                 break
         return out
+
+    def _candidates(self, family: Optional[str]) -> list[Instance]:
+        """The support split, the family's instances first (once per family and stream: the
+        split can hold thousands)."""
+        if family not in self._order:
+            pool = self.benchmark.instances(self.benchmark.support_split)
+            same = [s for s in pool if family is not None and self.benchmark.task_family(s) == family]
+            ids = {s.instance_id for s in same}
+            # then the split's first, for families it has fewer of (most Plancraft targets)
+            self._order[family] = same + [s for s in pool if s.instance_id not in ids]
+        return self._order[family]
 
     def _transcript(self, instance: Instance) -> Optional[str]:
         """The oracle's winning episode as text, or None when it does not win in time."""
