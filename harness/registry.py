@@ -1,4 +1,4 @@
-"""Plugin registry: benchmarks and methods from entry points, built-ins included.
+"""Plugin registry: benchmarks, methods and context providers from entry points, built-ins included.
 
 Loading is lazy and fault-tolerant: a plugin that fails to import does not hide the others;
 the failure is reported when that plugin is asked for by name. What an entry point loads
@@ -14,11 +14,15 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Optional
 
+from lifebench.api.context import ContextProvider
 from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.protocols import Benchmark, Method
 
 BENCHMARK_GROUP = "lifebench.benchmarks"
 METHOD_GROUP = "lifebench.methods"
+CONTEXT_GROUP = "lifebench.contexts"
+# The name of "no instance context" in `--context` (a grid's baseline row).
+NO_CONTEXT = "none"
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ def _entries(group: str) -> dict[str, PluginEntry]:
     return found
 
 
-_BASES = {BENCHMARK_GROUP: Benchmark, METHOD_GROUP: Method}
+_BASES = {BENCHMARK_GROUP: Benchmark, METHOD_GROUP: Method, CONTEXT_GROUP: ContextProvider}
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,6 +78,16 @@ def benchmark_names() -> list[str]:
 
 def method_names() -> list[str]:
     return sorted(_entries(METHOD_GROUP))
+
+
+def context_names() -> list[str]:
+    return sorted(_entries(CONTEXT_GROUP))
+
+
+def context_class(name: str) -> type:
+    if name not in _entries(CONTEXT_GROUP):
+        raise unknown_name("context provider", name, [NO_CONTEXT] + context_names())
+    return _load(CONTEXT_GROUP, name)
 
 
 def benchmark_class(name: str) -> type:

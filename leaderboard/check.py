@@ -72,8 +72,8 @@ def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecor
     for group, arms in sorted(base_groups.items(), key=lambda kv: str(kv[0])):
         per_trial = trial_aggregation(group.benchmark) == "all"
         for arm, records in sorted(arms.items(), key=lambda kv: str(kv[0])):
-            where = (f"{group.benchmark}:{group.split} budget {group.budget} {arm.method}"
-                     f"[{arm.method_config_hash[:6]}]" + (f" @{arm.model}" if arm.model else ""))
+            where = (f"{group.benchmark}:{group.split} budget {group.budget} "
+                     + arm.label(ambiguous=True, context_ambiguous=True))
             theirs = cand_groups.get(group, {}).get(arm)
             if not theirs:
                 report.missing.append(where)

@@ -14,7 +14,7 @@ from typing import Optional
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Metric, Table, aggregate_trials
 from lifebench.api.stats import bounded_interval, clustered_interval, t_interval
-from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label
+from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
 from lifebench.leaderboard.plugins import metric_applies, metrics, score_range, trial_aggregation
 
 COLUMNS = ("split", "method", "model", "budget", "trials", "episodes", "success", "95% CI",
@@ -30,6 +30,8 @@ class Cell:
     method_config_hash: str
     model: Optional[str]
     budget: str  # the budget asked for: a number, or "default" (per-instance defaults)
+    context: str = ""  # the instance context provider ("" for none)
+    context_config_hash: str = ""
     results: list[EpisodeRecord] = field(default_factory=list)
     failures: int = 0  # infrastructure failures never resolved by a retry
 
@@ -40,7 +42,7 @@ def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list
     cells: dict[tuple, Cell] = {}
     for r in records:
         key = (r.benchmark, r.benchmark_config_hash, r.split, r.method, r.method_config_hash,
-               r.model, budget_label(r))
+               r.model, budget_label(r), r.context, r.context_config_hash)
         cell = cells.setdefault(key, Cell(*key))
         if r.is_result:
             cell.results.append(r)
@@ -49,8 +51,8 @@ def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list
     for cell in cells.values():
         cell.results = aggregate_trials(cell.results, trial_aggregation(cell.benchmark, trials))
     return sorted(cells.values(), key=lambda c: (c.benchmark, c.benchmark_config_hash, c.split,
-                                                 c.method, c.model or "", c.budget,
-                                                 c.method_config_hash))
+                                                 c.method, c.context, c.model or "", c.budget,
+                                                 c.method_config_hash, c.context_config_hash))
 
 
 def _fmt(value: float | str, digits: int = 3) -> str:
@@ -67,7 +69,8 @@ def _budget_shown(cell: Cell) -> str:
     return "/".join(map(str, budgets))
 
 
-def _values(cell: Cell, trials: Optional[str], ambiguous: bool) -> dict[str, str]:
+def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
+            context_ambiguous: bool = False) -> dict[str, str]:
     """The cell's value of every column of COLUMNS."""
     n = len(cell.results)
     wins = sum(r.success for r in cell.results)
@@ -84,7 +87,8 @@ def _values(cell: Cell, trials: Optional[str], ambiguous: bool) -> dict[str, str
         score_low, score_high = clustered_interval(scores, families)
     else:
         score_low, score_high = t_interval(scores)
-    method = cell.method + (f" [{cell.method_config_hash[:6]}]" if ambiguous else "")
+    method = method_label(cell.method, cell.method_config_hash, None, ambiguous, cell.context,
+                          cell.context_config_hash, context_ambiguous)
     return {
         "split": cell.split, "method": method, "model": cell.model or "—",
         "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials),
@@ -105,12 +109,14 @@ def _metric_value(metric: Metric, cell: Cell) -> str:
 
 def _rows(cells: list[Cell], trials: Optional[str], columns: list[str],
           shown_metrics: list[Metric]) -> list[list[str]]:
-    configs = defaultdict(set)
+    configs, contexts = defaultdict(set), defaultdict(set)
     for c in cells:
         configs[(c.benchmark, c.split, c.method)].add(c.method_config_hash)
+        contexts[(c.benchmark, c.split, c.method, c.context)].add(c.context_config_hash)
     rows = []
     for c in cells:
-        values = _values(c, trials, len(configs[(c.benchmark, c.split, c.method)]) > 1)
+        values = _values(c, trials, len(configs[(c.benchmark, c.split, c.method)]) > 1,
+                         len(contexts[(c.benchmark, c.split, c.method, c.context)]) > 1)
         values["benchmark"] = c.benchmark + (f" [{c.benchmark_config_hash[:6]}]"
                                              if c.benchmark_config_hash else "")
         values["config"] = c.benchmark_config_hash[:6] or "default"
@@ -155,7 +161,8 @@ def _pooling_notes(cells: list[Cell]) -> list[str]:
                          f"({counts}), pooled in one row")
         groups[(cell.benchmark_config_hash, cell.split, cell.budget)].append(cell)
     for (_, split, budget), group in groups.items():
-        arms = {Arm(c.method, c.method_config_hash, c.model): c for c in group if c.results}
+        arms = {Arm(c.method, c.method_config_hash, c.model, c.context, c.context_config_hash): c
+                for c in group if c.results}
         labels = arm_labels(arms)
         sets = {labels[arm]: _episodes(cell) for arm, cell in arms.items()}
         if len({tuple(sorted(e.items())) for e in sets.values()}) > 1:

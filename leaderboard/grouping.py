@@ -25,19 +25,36 @@ class Arm:
     method: str
     method_config_hash: str
     model: Optional[str]
+    context: str = ""  # the instance context provider ("" for none)
+    context_config_hash: str = ""
 
-    def label(self, ambiguous: bool) -> str:
-        text = self.method + (f" [{self.method_config_hash[:6]}]" if ambiguous else "")
-        return text + (f" @{self.model}" if self.model else "")
+    def label(self, ambiguous: bool, context_ambiguous: bool = False) -> str:
+        return method_label(self.method, self.method_config_hash, self.model, ambiguous,
+                            self.context, self.context_config_hash, context_ambiguous)
+
+
+def method_label(method: str, config_hash: str, model: Optional[str], ambiguous: bool,
+                 context: str = "", context_hash: str = "", context_ambiguous: bool = False) -> str:
+    """"react", "react [1a2b3c] + autocontext [4d5e6f] @model": a config hash is shown only
+    where one name has several."""
+    text = method + (f" [{config_hash[:6]}]" if ambiguous else "")
+    if context:
+        text += f" + {context}" + (f" [{context_hash[:6]}]" if context_ambiguous else "")
+    return text + (f" @{model}" if model else "")
 
 
 def arm_labels(arms: Iterable[Arm]) -> dict[Arm, str]:
-    """Each arm's label; the config hash is shown only where a method has several."""
+    """Each arm's label; a config hash is shown only where a method (or a context
+    provider) has several."""
     arms = list(arms)
     configs = defaultdict(set)
+    contexts = defaultdict(set)
     for arm in arms:
         configs[(arm.method, arm.model)].add(arm.method_config_hash)
-    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1) for arm in arms}
+        contexts[(arm.method, arm.model, arm.context)].add(arm.context_config_hash)
+    return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1,
+                           len(contexts[(arm.method, arm.model, arm.context)]) > 1)
+            for arm in arms}
 
 
 @dataclass(frozen=True)
@@ -62,7 +79,8 @@ def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
     for r in records:
         if r.is_result:
             out[Group(r.benchmark, r.benchmark_config_hash, r.split, budget_label(r))][
-                Arm(r.method, r.method_config_hash, r.model)].append(r)
+                Arm(r.method, r.method_config_hash, r.model, r.context,
+                    r.context_config_hash)].append(r)
     for group, arms in out.items():
         how = trial_aggregation(group.benchmark, trials)
         for arm in arms:

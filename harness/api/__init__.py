@@ -9,6 +9,9 @@ plugins' own tables. This package imports nothing of lifebench above it.
 """
 
 from lifebench.api.budget import DEFAULT_BUDGET, Budget
+from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, ContextSchema,
+                                   ContextTools, ExplorationBudgetExhausted, ExplorationEnv,
+                                   InstanceContext, InstanceFacts, coverage, normalise_name)
 from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError, unknown_name
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall
 from lifebench.api.protocols import (CURRICULUM_SUFFIX, FEW_SHOT_QUERY_SUFFIX,
@@ -43,6 +46,10 @@ __all__ = [
     "EndEpisode", "EnvError", "LLMError", "UserError", "unknown_name",
     # the LLM, as methods see it
     "ChatModel", "LLMReply", "RoleParams", "ToolCall",
+    # instance contexts
+    "ACTION_RULES_SCHEMA", "ContextProvider", "ContextSchema", "ContextTools",
+    "ExplorationBudgetExhausted", "ExplorationEnv", "InstanceContext", "InstanceFacts",
+    "coverage", "normalise_name",
     # the teacher
     "TEACHER_STYLES", "PlanStep", "Teacher", "TeacherPlan", "remaining_sequence",
     # reporting

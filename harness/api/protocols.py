@@ -13,17 +13,23 @@ out of range is a TypeError, reported when the plugin loads.
 from __future__ import annotations
 
 import abc
-import difflib
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtime_checkable
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Optional, Protocol,
+                    runtime_checkable)
 
 from lifebench.api.budget import Budget
+from lifebench.api.declarations import (check_declarations, is_instance as _is, metrics as _metrics,
+                                        names as _names, one_of as _one_of, value_range as _range,
+                                        tables as _tables)
 from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.llm import ChatModel
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
 from lifebench.api.reporting import PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, TableMaker
 from lifebench.api.teaching import PlanStep, Teacher, TeacherPlan, remaining_sequence
+
+if TYPE_CHECKING:
+    from lifebench.api.context import ContextSchema, InstanceFacts
 
 # A split in recipe-dependency order (How²'s curriculum ablation) is named after the split
 # it reorders: "val" -> "val.curriculum".
@@ -110,55 +116,6 @@ class NoConfig:
     """Config of a plugin that takes no arguments."""
 
 
-def _check_declarations(cls: type, kind: str, known: dict[str, Callable[[Any], Optional[str]]]) -> None:
-    """Every public, non-callable class attribute that `cls` sets must be one the contract
-    declares, with a valid value (a check returns the problem, or None)."""
-    for name, value in vars(cls).items():
-        if name.startswith("_") or name[:1].isupper():
-            continue  # private names, constants and `Config`
-        if isinstance(value, (property, classmethod, staticmethod)) or callable(value):
-            continue
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise TypeError(f"{kind} {cls.__qualname__}: unknown attribute {name!r}{hint}; a "
-                            f"{kind} declares: {', '.join(sorted(known))}")
-        problem = known[name](value)
-        if problem:
-            raise TypeError(f"{kind} {cls.__qualname__}: {name} {problem}")
-
-
-def _is(*types: type) -> Callable[[Any], Optional[str]]:
-    names = " or ".join(t.__name__ for t in types)
-    return lambda v: None if isinstance(v, types) else f"must be {names}, got {v!r}"
-
-
-def _one_of(choices: Iterable[str]) -> Callable[[Any], Optional[str]]:
-    allowed = tuple(choices)
-    return lambda v: None if v in allowed else f"must be one of {', '.join(allowed)}, got {v!r}"
-
-
-def _metrics(value: Any) -> Optional[str]:
-    ok = isinstance(value, (tuple, list)) and all(isinstance(m, Metric) for m in value)
-    return None if ok else "must be a tuple of lifebench.api.Metric"
-
-
-def _tables(value: Any) -> Optional[str]:
-    ok = isinstance(value, (tuple, list)) and all(callable(t) for t in value)
-    return None if ok else "must be a tuple of functions (records -> tables)"
-
-
-def _range(value: Any) -> Optional[str]:
-    ok = value is None or (isinstance(value, tuple) and len(value) == 2
-                           and all(isinstance(v, (int, float)) for v in value) and value[0] < value[1])
-    return None if ok else f"must be None or a (low, high) tuple, got {value!r}"
-
-
-def _names(value: Any) -> Optional[str]:
-    ok = isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value)
-    return None if ok else f"must be a tuple of names, got {value!r}"
-
-
 class Benchmark(abc.ABC):
     """A benchmark adapter. One instance per process and config; it may cache loaded data.
 
@@ -222,7 +179,7 @@ class Benchmark(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _check_declarations(cls, "benchmark", Benchmark._DECLARED)
+        check_declarations(cls, "benchmark", Benchmark._DECLARED)
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -327,6 +284,16 @@ class Benchmark(abc.ABC):
     def check_available(self) -> None:
         """Raise UserError (naming the fix) when the benchmark's package or data is missing."""
 
+    def context_schema(self) -> Optional["ContextSchema"]:
+        """What an instance context of this benchmark holds (see lifebench.api.context);
+        None: context providers that need a schema refuse the benchmark."""
+        return None
+
+    def instance_facts(self, env: Env) -> Optional["InstanceFacts"]:
+        """The ground truth of the instance `env` plays (called after its first reset), for
+        measuring contexts' coverage; None when the benchmark does not know it."""
+        return None
+
 
 @dataclass(frozen=True)
 class EpisodeTools:
@@ -384,15 +351,18 @@ class Method(abc.ABC):
     # benchmarks it runs on, and tables of its own from its result records.
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tables: ClassVar[tuple[TableMaker, ...]] = ()
+    # Where the method puts an instance context (`--context`, given in `TaskInfo.context`),
+    # in one line; None: it cannot use one, and runs asking it to are refused.
+    context_use: ClassVar[Optional[str]] = None
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
-        "metrics": _metrics, "tables": _tables,
+        "metrics": _metrics, "tables": _tables, "context_use": _is(str, type(None)),
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _check_declarations(cls, "method", Method._DECLARED)
+        check_declarations(cls, "method", Method._DECLARED)
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()

@@ -24,8 +24,10 @@ from lifebench.api.budget import Budget
 
 # 1: the first release (harness-owned values in `extra`);
 # 2: those values as typed fields (budget, attempt, error, task_family, success_step,
-#    llm_usage, llm_call_tokens, cost_usd, explore_steps, benchmark_config).
-SCHEMA_VERSION = 2
+#    llm_usage, llm_call_tokens, cost_usd, explore_steps, benchmark_config);
+# 3: instance contexts: `context` and `context_config_hash` (part of the key; "" for an
+#    episode played without one), and `extra.context` describing the one used.
+SCHEMA_VERSION = 3
 
 
 class Status(str, enum.Enum):
@@ -88,6 +90,28 @@ class Step:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+CONTEXT_HEADING = "Facts about this environment instance, found by exploring it before the task:"
+
+
+@dataclass(frozen=True)
+class InstanceContext:
+    """Knowledge about one instance found by exploring it before its tasks (see
+    lifebench.api.context): what a method receives in `TaskInfo.context`."""
+
+    provider: str
+    key: str  # identifies the build (see the results directory's contexts.jsonl)
+    text: str
+    explore_steps: int = 0
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    coverage: dict[str, float] = field(default_factory=dict)
+
+    def prompt_block(self) -> str:
+        """The context as a prompt puts it: after the manual, under a fixed heading."""
+        return f"{CONTEXT_HEADING}\n{self.text.strip()}"
+
+
 @dataclass(frozen=True)
 class TaskInfo:
     """What a method is told when an episode begins."""
@@ -103,6 +127,15 @@ class TaskInfo:
     # An action that changes nothing and is always accepted (for a method that must spend
     # a step without acting).
     noop_action: str = "look"
+    # Knowledge about this instance found by exploring it before the task (`--context`).
+    context: Optional[InstanceContext] = None
+
+    def manual(self) -> str:
+        """The instructions followed by the instance context, when there is one: what a
+        method that uses contexts puts where its prompts have the benchmark's manual."""
+        if self.context is None:
+            return self.instructions
+        return f"{self.instructions.strip()}\n\n{self.context.prompt_block()}"
 
 
 @dataclass(frozen=True)
@@ -212,6 +245,8 @@ class RecordKey:
     seed: int
     trial: int
     budget_steps: int
+    context: str = ""
+    context_config_hash: str = ""
 
 
 KEY_FIELDS = tuple(f.name for f in dataclasses.fields(RecordKey))
@@ -265,6 +300,10 @@ class EpisodeRecord:
     cost_usd: Optional[float] = None
     explore_steps: Optional[int] = None
     benchmark_config: Optional[dict[str, Any]] = None
+    # -- schema 3: the instance context provider the episode was given ("" for none) and
+    # its config's hash (every field, use-time ones included).
+    context: str = ""
+    context_config_hash: str = ""
 
     def __post_init__(self) -> None:
         try:
@@ -341,7 +380,9 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         for name, absent in _MOVED_FROM_EXTRA.items():
             data[name] = extra.pop(name, absent)
         data["extra"] = extra
-        data["schema_version"] = SCHEMA_VERSION
+        data["schema_version"] = 2
+    if data["schema_version"] == 2:
+        data = {**data, "context": "", "context_config_hash": "", "schema_version": 3}
     return data
 
 
@@ -355,7 +396,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "budget": (int, type(None)), "attempt": (int,), "error": (str, type(None)),
     "task_family": (str, type(None)), "success_step": (int, type(None)),
     "cost_usd": (int, float, type(None)), "explore_steps": (int, type(None)),
-    "benchmark_config": (dict, type(None)),
+    "benchmark_config": (dict, type(None)), "context": (str,), "context_config_hash": (str,),
 }
 
 

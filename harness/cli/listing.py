@@ -1,4 +1,4 @@
-"""`lifebench list benchmarks|methods|splits`."""
+"""`lifebench list benchmarks|methods|splits|contexts`."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from lifebench.cli.base import SubCommand
 
 class List(SubCommand):
     name = "list"
-    help = "list installed benchmarks, methods or splits"
+    help = "list installed benchmarks, methods, splits or context providers"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("what", choices=["benchmarks", "methods", "splits"])
+        parser.add_argument("what", choices=["benchmarks", "methods", "splits", "contexts"])
         parser.add_argument("--benchmark", help="only this benchmark's splits")
         parser.add_argument("--available", action="store_true",
                             help="benchmarks only: those whose package and data are here (the "
@@ -28,6 +28,8 @@ class List(SubCommand):
             self._benchmarks(args.available)
         elif args.what == "methods":
             self._methods()
+        elif args.what == "contexts":
+            self._contexts()
         else:
             self._splits(args.benchmark)
         return 0
@@ -51,7 +53,20 @@ class List(SubCommand):
                 print(f"{name}  (unavailable: {exc})")
                 continue
             needs = [k for k, v in dataclasses.asdict(cls.needs).items() if v]
-            print(f"{name}" + (f"  (needs: {', '.join(needs)})" if needs else ""))
+            notes = [f"needs: {', '.join(needs)}"] if needs else []
+            notes += ["no instance contexts"] if cls.context_use is None else []
+            print(f"{name}" + (f"  ({'; '.join(notes)})" if notes else ""))
+
+    @staticmethod
+    def _contexts() -> None:
+        print(f"{registry.NO_CONTEXT}  (no instance context: the baseline)")
+        for name in registry.context_names():
+            try:
+                cls = registry.context_class(name)
+            except UserError as exc:
+                print(f"{name}  (unavailable: {exc})")
+                continue
+            print(f"{name}" + ("  (needs: llm)" if cls.needs_llm else ""))
 
     @staticmethod
     def _splits(benchmark: Optional[str]) -> None:

@@ -1,5 +1,5 @@
-"""Plugins' typed configs: `--method-arg`/`--benchmark-arg` values and spec-file tables
-turned into each plugin's `Config` dataclass, their hashes, and method grids.
+"""Plugins' typed configs: `--method-arg`/`--benchmark-arg`/`--context-arg` values and
+spec-file tables turned into each plugin's `Config` dataclass, their hashes, and grids.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from lifebench import registry
 from lifebench.api.errors import UserError, unknown_name
 from lifebench.config.options import coerce
 
-KINDS = ("method", "benchmark")
+KINDS = ("method", "benchmark", "context")
 
 
 def config_class(kind: str, name: str) -> type:
-    cls = registry.method_class(name) if kind == "method" else registry.benchmark_class(name)
-    return cls.Config
+    classes = {"method": registry.method_class, "benchmark": registry.benchmark_class,
+               "context": registry.context_class}
+    return classes[kind](name).Config
 
 
 def build_config(kind: str, name: str, raw: dict[str, Any]) -> Any:
@@ -83,14 +84,28 @@ def parse_plugin_flags(kind: str, items: tuple[str, ...], names: tuple[str, ...]
     return {n: args for n, args in out.items() if args}
 
 
-def method_configs(method: str, args: dict[str, Any], grid: dict[str, tuple[Any, ...]]) -> list[Any]:
-    """A method's configs: its arguments, times every combination of its grid's values
+def context_config_hash(provider: str, config: Any) -> str:
+    """Identifies a context config in records (every field, use-time ones included)."""
+    return short_hash({"context": provider, "config": dataclasses.asdict(config)})
+
+
+def context_build_hash(provider: str, config: Any) -> str:
+    """Identifies how a context is built: the config without the fields that change only
+    what methods are shown (`use_fields`), so one build serves all their values."""
+    skip = set(registry.context_class(provider).use_fields)
+    fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in skip}
+    return short_hash({"context": provider, "config": fields})
+
+
+def plugin_configs(kind: str, name: str, args: dict[str, Any],
+                   grid: dict[str, tuple[Any, ...]]) -> list[Any]:
+    """A plugin's configs: its arguments, times every combination of its grid's values
     (in a fixed order, without duplicates)."""
     keys = list(grid)
     configs: dict[str, Any] = {}
     for combination in itertools.product(*(grid[k] for k in keys)):
-        built = build_config("method", method, {**args, **dict(zip(keys, combination))})
-        configs.setdefault(method_config_hash(method, built), built)
+        built = build_config(kind, name, {**args, **dict(zip(keys, combination))})
+        configs.setdefault(short_hash(dataclasses.asdict(built)), built)
     return list(configs.values())
 
 

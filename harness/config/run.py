@@ -23,9 +23,10 @@ from lifebench.config.options import check_toml_keys, from_sources, option, spli
 from lifebench.config.plugins import (
     benchmark_config_hash,
     build_config,
+    context_config_hash,
     method_config_hash,
-    method_configs,
     parse_plugin_flags,
+    plugin_configs,
     resolve_splits,
     short_hash,
 )
@@ -226,6 +227,17 @@ class RunConfig:
                                              "failure")
     run_id: Optional[str] = option(None, parse=parse_run_id, help="run id recorded in every "
                                    "record (default: a hash of what determines the records)")
+    contexts: tuple[str, ...] = option(
+        (registry.NO_CONTEXT,), flag="--context", parse=parse_names, repeat=True,
+        help="instance context provider(s) every method is given (see `lifebench list "
+             "contexts`); `none,autocontext` runs the grid without and with one")
+    context_args: dict[str, dict[str, Any]] = option(
+        flag=None, parse=parse_tables, factory=dict, help="per context provider, its config values")
+    context_grid: dict[str, dict[str, tuple[Any, ...]]] = option(
+        flag=None, parse=parse_grid, factory=dict,
+        help="per context provider, argument values to sweep (e.g. its ablations)")
+    context_model: Optional[str] = option(None, parse=parse_text, help="model that builds "
+                                          "instance contexts (default: --model)")
     llm: LLMConfig = dataclasses.field(default_factory=LLMConfig)
     # Plugin arguments as flags, merged into the tables above by `from_sources`.
     method_arg: tuple[str, ...] = option((), toml=None, repeat=True, metavar="KEY=VALUE",
@@ -240,6 +252,13 @@ class RunConfig:
     benchmark_arg: tuple[str, ...] = option(
         (), toml=None, repeat=True, metavar="KEY=VALUE", parse=lambda v, w: tuple(split_list_keep(v)),
         help="a benchmark's config value, e.g. scienceworld.simplification=openDoors (repeatable)")
+    context_arg: tuple[str, ...] = option(
+        (), toml=None, repeat=True, metavar="KEY=VALUE", parse=lambda v, w: tuple(split_list_keep(v)),
+        help="a context provider's config value; PROVIDER.KEY=VALUE targets one (repeatable)")
+    context_grid_arg: tuple[str, ...] = option(
+        (), flag="--context-grid", toml=None, repeat=True, metavar="KEY=V1,V2",
+        parse=lambda v, w: tuple(split_list_keep(v)),
+        help="sweep a context provider argument: one context config per value (repeatable)")
 
     @classmethod
     def from_sources(cls, file_values: Optional[dict[str, Any]] = None, args: Any = None,
@@ -255,27 +274,41 @@ class RunConfig:
             registry.benchmark_class(b)
         for m in self.methods:
             registry.method_class(m)
+        for c in self.providers:
+            registry.context_class(c)
         merged = {}
         for table, flags, kind, names, flag in (
                 ("method_args", self.method_arg, "method", self.methods, "--method-arg"),
                 ("benchmark_args", self.benchmark_arg, "benchmark", self.benchmarks, "--benchmark-arg"),
-                ("method_grid", self.method_grid_arg, "method", self.methods, "--method-grid")):
+                ("method_grid", self.method_grid_arg, "method", self.methods, "--method-grid"),
+                ("context_args", self.context_arg, "context", self.providers, "--context-arg"),
+                ("context_grid", self.context_grid_arg, "context", self.providers, "--context-grid")):
             current = getattr(self, table)
             unknown = sorted(set(current) - set(names))
             if unknown:
                 raise unknown_name(f"{kind} in {table}", unknown[0], names)
             given = parse_plugin_flags(kind, flags, names, flag) if flags else {}
-            if table == "method_grid":
+            if table in ("method_grid", "context_grid"):
                 given = {n: {k: tuple(split_list(v)) for k, v in args.items()} for n, args in given.items()}
             merged[table] = {n: {**current.get(n, {}), **given.get(n, {})}
                              for n in names if current.get(n) or given.get(n)}
         return dataclasses.replace(self, method_arg=(), benchmark_arg=(), method_grid_arg=(),
-                                   **merged)
+                                   context_arg=(), context_grid_arg=(), **merged)
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The context providers asked for (`--context` without `none`)."""
+        return tuple(c for c in self.contexts if c != registry.NO_CONTEXT)
 
     def method_configs(self, method: str) -> list[Any]:
         """The method's typed configs in this run (one per combination of its grid)."""
-        return method_configs(method, self.method_args.get(method, {}),
+        return plugin_configs("method", method, self.method_args.get(method, {}),
                               self.method_grid.get(method, {}))
+
+    def context_configs(self, provider: str) -> list[Any]:
+        """A context provider's typed configs in this run (one per combination of its grid)."""
+        return plugin_configs("context", provider, self.context_args.get(provider, {}),
+                              self.context_grid.get(provider, {}))
 
     def benchmark_config(self, benchmark: str) -> Any:
         return build_config("benchmark", benchmark, self.benchmark_args.get(benchmark, {}))
@@ -283,7 +316,8 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["budgets"] = [str(b) if b.is_default else b.steps for b in self.budgets]
-        for flags in ("method_arg", "method_grid_arg", "benchmark_arg"):
+        for flags in ("method_arg", "method_grid_arg", "benchmark_arg", "context_arg",
+                      "context_grid_arg"):
             data.pop(flags)  # merged into the tables
         return data
 
@@ -300,12 +334,18 @@ class RunConfig:
             budgets: Any = None  # as the first release hashed "the benchmark's default"
         else:
             budgets = [b.steps if b.steps is not None else str(b) for b in self.budgets]
-        return short_hash({
+        identity = {
             "benchmarks": benchmarks, "methods": configs,
             "splits": {b: splits.get(b) for b in self.benchmarks}, "seeds": self.seeds,
             "trials": self.trials, "budgets": budgets, "limit": self.limit,
             "instances": self.instances, "model": self.model,
-        })
+        }
+        if self.contexts != (registry.NO_CONTEXT,):  # runs without contexts keep their ids
+            identity["contexts"] = {
+                c: [context_config_hash(c, k) for k in self.context_configs(c)]
+                if c != registry.NO_CONTEXT else None for c in self.contexts}
+            identity["context_model"] = self.context_model
+        return short_hash(identity)
 
     @property
     def resolved_run_id(self) -> str:
@@ -339,6 +379,9 @@ class ExecutionConfig:
                                         "start a local Ray instance with --workers CPUs")
     progress: bool = option(True, flag="--no-progress", toml=None, help="no progress bar",
                             show_default=False)
+    context_cache: Optional[str] = option(
+        None, parse=parse_text, help="a results directory whose instance contexts this run "
+        "reuses instead of building them again (they are copied into --out)")
     trajectories: bool = option(True, flag="--no-trajectories", toml=None,
                                 help="do not write trajectories", show_default=False)
 

@@ -19,17 +19,18 @@ from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError
 from lifebench.api.protocols import Benchmark, EpisodeTools, Method
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Status, TaskInfo, \
     TrajectoryStep
-from lifebench.runner.snapshots import with_snapshots
+from lifebench.api.context import ExplorationBudgetExhausted
+from lifebench.runner.exploration import CountedExplorationEnv
 
 
-class _Failure(Exception):
+class Failure(Exception):
     def __init__(self, status: Status, error: str) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
 
 
-def _failure(exc: BaseException, side: str) -> _Failure:
+def classify_failure(exc: BaseException, side: str) -> Failure:
     """Who failed: an LLMError is the endpoint's, an EnvError or anything raised by the env
     is the env's, anything else raised by the method is the method's (agent_error)."""
     if isinstance(exc, LLMError):
@@ -40,10 +41,10 @@ def _failure(exc: BaseException, side: str) -> _Failure:
         status = Status.AGENT_ERROR
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
-    return _Failure(status, f"{type(exc).__name__}: {exc}{at}")
+    return Failure(status, f"{type(exc).__name__}: {exc}{at}")
 
 
-def _no_queries(name: str) -> str:
+def no_queries(name: str) -> str:
     raise ValueError(f"this environment answers no queries (asked for {name!r})")
 
 
@@ -51,33 +52,10 @@ def _no_image() -> Any:
     raise ValueError("this environment has no image")
 
 
-def _sample_fallback(env: Any):
+def sample_fallback(env: Any):
     def sample(rng: random.Random) -> str:
         return rng.choice(env.valid_actions())
     return sample
-
-
-class ExplorationBudgetExhausted(Exception):
-    """Raised by the exploration env when a method steps past its exploration budget."""
-
-
-class _ExplorationEnv:
-    """The env a method explores: its own instance of the task, with snapshots (native or
-    reset-and-replay), and a step counter the method cannot exceed."""
-
-    def __init__(self, env: Any, budget: int) -> None:
-        self.env = with_snapshots(env)
-        self.budget = budget
-        self.steps = 0
-
-    def step(self, action: str):
-        if self.steps >= self.budget:
-            raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
-        self.steps += 1
-        return self.env.step(action)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)
 
 
 def _explore(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo) -> Optional[int]:
@@ -88,7 +66,7 @@ def _explore(benchmark: Benchmark, instance: Instance, method: Method, task: Tas
     budget = int(getattr(method.config, "explore_steps", 0) or 0)
     if budget <= 0:
         return None
-    env = _ExplorationEnv(benchmark.make_env(instance, task.seed), budget)
+    env = CountedExplorationEnv(benchmark.make_env(instance, task.seed), budget)
     try:
         method.explore(env, budget)
     except ExplorationBudgetExhausted:
@@ -133,9 +111,9 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             env = benchmark.make_env(instance, task.seed)
             oracle = benchmark.oracle(env) if method.needs.oracle else None
             played = teacher.bind(env).played if teacher is not None else []
-            sample = getattr(env, "sample_action", None) or _sample_fallback(env)
+            sample = getattr(env, "sample_action", None) or sample_fallback(env)
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
-                                 query=getattr(env, "query", None) or _no_queries, oracle=oracle,
+                                 query=getattr(env, "query", None) or no_queries, oracle=oracle,
                                  render=getattr(env, "render", None) or _no_image)
             side = "method"
             episode.explore_steps = _explore(benchmark, instance, method, task)
@@ -148,7 +126,7 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                     episode.status = Status.BUDGET_EXHAUSTED
                     break
                 if time.monotonic() > deadline:
-                    raise _Failure(Status.TIMEOUT, f"episode exceeded --timeout {timeout_s:g}s")
+                    raise Failure(Status.TIMEOUT, f"episode exceeded --timeout {timeout_s:g}s")
                 side = "method"
                 try:
                     action = method.act(episode.observation)
@@ -176,11 +154,11 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             method.end_episode(episode.outcome(task))
             episode.extra.update(method.episode_extra())
             outcome = episode.outcome(task)
-        except (_Failure, UserError):
+        except (Failure, UserError):
             raise  # a UserError is no episode's failure: the run stops (see run_unit)
         except Exception as exc:
-            raise _failure(exc, side) from exc
-    except _Failure as failure:
+            raise classify_failure(exc, side) from exc
+    except Failure as failure:
         episode.status = failure.status
         episode.success, episode.score = False, 0.0
         outcome = episode.outcome(task, error=failure.error)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord, RecordKey
+from lifebench.runner.contexts import GivenContext, context_key
 from lifebench.runner.streams import StreamSpec
 from lifebench.runner.unit import WorkUnit
 from lifebench.store.results import ResultsStore
@@ -66,6 +67,15 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
     # Longest first, so a long lifelong stream does not start last.
     units.sort(key=lambda u: -len(u.positions))
     return Plan(units=units, to_run=sum(len(u.positions) for u in units), already_done=done)
+
+
+def attach_contexts(units: list[WorkUnit], contexts: dict[str, GivenContext]) -> None:
+    """Give each unit its stream's instance contexts (`contexts` by key), by instance id."""
+    for unit in units:
+        stream = unit.stream
+        if stream.context_build is not None:
+            keys = {i: context_key(stream, i) for i in stream.instance_ids}
+            unit.contexts = {i: contexts[k] for i, k in keys.items() if k in contexts}
 
 
 def _check_positions(stream: StreamSpec, finished: dict[RecordKey, EpisodeRecord],

@@ -1,4 +1,5 @@
-"""`lifebench run`: config -> streams -> plan (resume) -> executor -> results directory."""
+"""`lifebench run`: config -> streams -> instance contexts (when asked) -> plan (resume) ->
+executor -> results directory."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Optional
 
 from lifebench import registry
 from lifebench.config.run import ExecutionConfig, RunConfig
-from lifebench.runner.plan import plan_units
+from lifebench.runner.contexts import given_contexts, plan_contexts
+from lifebench.runner.plan import attach_contexts, plan_units
 from lifebench.runner.progress import Progress
 from lifebench.runner.streams import expand
 from lifebench.runner.writer import Executor, RunOutcome
@@ -37,6 +39,8 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
     out = results_dir(config, execution)
     with ResultsStore(out) as store:
         existing = store.open()
+        builds = plan_contexts(streams, store.contexts, execution.context_cache,
+                               streams[0].run_id)
         plan = plan_units(streams, existing.records, store,
                           max(execution.workers, 1) * execution.concurrency)
         packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages})
@@ -52,12 +56,20 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
             concurrency=execution.concurrency, streams=[s.stream_id for s in streams],
             episodes_total=plan.to_run + plan.already_done,
             episodes_already_done=plan.already_done, info=info))
+        contexts = RunOutcome()
+        if builds:
+            # Phase 1: the instance contexts, each built once, before any episode needs one.
+            print(f"lifebench: building {len(builds)} instance context(s) first", file=sys.stderr)
+            contexts = make_executor(execution).run(builds, store, lambda *_: None)
+        if any(s.context_build for s in streams):
+            attach_contexts(plan.units, given_contexts(streams, store.contexts))
         progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=execution.progress)
         try:
             outcome = make_executor(execution).run(plan.units, store, progress.update)
         finally:
             progress.close()
     outcome.already_done = plan.already_done
+    outcome.contexts_built, outcome.contexts_failed = contexts.contexts_built, contexts.contexts_failed
     return outcome
 
 
@@ -68,6 +80,7 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
     retried = outcome.failures - outcome.failed
     notes = [f"{retried} infrastructure failures retried"] if retried else []
     notes += [f"{outcome.already_done} recorded before"] if outcome.already_done else []
+    notes += [f"{outcome.contexts_built} instance contexts built"] if outcome.contexts_built else []
     return (f"{outcome.results} episodes recorded in {out} (success {rate})"
             + (f"; {', '.join(notes)}" if notes else ""))
 

@@ -16,10 +16,30 @@ from lifebench import registry
 from lifebench.api.budget import Budget
 from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.records import KEY_FIELDS, RecordKey
-from lifebench.config.plugins import (benchmark_config_hash, changed_fields, method_config_hash,
-                                      resolve_splits)
+from lifebench.config.plugins import (benchmark_config_hash, changed_fields,
+                                      context_build_hash, context_config_hash,
+                                      method_config_hash, resolve_splits)
+from lifebench.config.plugins import short_hash
 from lifebench.config.run import LLMConfig, RunConfig
 from lifebench.llm.prices import load_prices
+
+
+@dataclass(frozen=True)
+class ContextBuild:
+    """How a stream's instance contexts are built: with an instance id and the benchmark,
+    this identifies one context (its key)."""
+
+    provider: str
+    config: Any
+    build_hash: str  # the config without its use-time fields
+    model: Optional[str]
+    seed: int
+    llm: Optional[LLMConfig]
+
+    def key(self, benchmark: str, benchmark_config_hash: str, instance_id: str) -> str:
+        return short_hash({"benchmark": benchmark, "benchmark_config": benchmark_config_hash,
+                           "instance": instance_id, "provider": self.provider,
+                           "config": self.build_hash, "model": self.model, "seed": self.seed})
 
 
 @dataclass(frozen=True)
@@ -49,13 +69,19 @@ class StreamSpec:
     instance_budgets: tuple[int, ...] = ()
     # Set for methods that need an LLM.
     llm: Optional[LLMConfig] = None
+    # The instance context every episode is given ("" for none; see lifebench.api.context).
+    context: str = ""
+    context_config: Any = None
+    context_config_hash: str = ""
+    context_build: Optional[ContextBuild] = None
 
     @property
     def stream_id(self) -> str:
         model = f".{_safe(self.model)}" if self.model else ""
         bench = f"{self.benchmark}-{self.benchmark_config_hash}" if self.benchmark_config_hash \
             else self.benchmark
-        return (f"{bench}.{self.split}.{self.method}-{self.method_config_hash}{model}"
+        context = f"+{self.context}-{self.context_config_hash}" if self.context else ""
+        return (f"{bench}.{self.split}.{self.method}-{self.method_config_hash}{context}{model}"
                 f".s{self.seed}.b{self.budget}")
 
     def budget_at(self, position: int) -> int:
@@ -98,6 +124,8 @@ def validate(config: RunConfig) -> dict[str, tuple[str, ...]]:
             bench.check_split(s)
     for m in config.methods:
         config.method_configs(m)
+    for c in config.providers:
+        config.context_configs(c)
     if config.llm.prices is not None:
         load_prices(config.llm.prices)
     return splits
@@ -114,6 +142,7 @@ def expand(config: RunConfig) -> list[StreamSpec]:
         bench_hash = benchmark_config_hash(b, bench_config)
         bench = registry.get_benchmark(b, bench_config)
         bench.check_available()
+        contexts = _contexts(config, bench, skipped)
         for split in splits.get(b) or bench.default_splits:
             for m in config.methods:
                 cls = registry.method_class(m)
@@ -131,30 +160,88 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                     if problem:
                         skipped.append(f"{m} ({changed_fields(method_config)}) on {b}:{split}: {problem}")
                         continue
-                    for seed in config.seeds:
-                        ids, by_id = _instance_ids(config, bench, split, seed)
-                        for budget in config.budgets:
-                            streams.append(StreamSpec(
-                                run_id=run_id, benchmark=b, split=split, method=m,
-                                benchmark_config=bench_config, benchmark_config_hash=bench_hash,
-                                method_config=method_config,
-                                method_config_hash=method_config_hash(m, method_config),
-                                model=config.model if needs.llm else None, seed=seed,
-                                budget=budget, trials=config.trials, instance_ids=ids,
-                                timeout_s=config.timeout_s, retries=config.retries,
-                                instance_budgets=tuple(budget.steps_for(bench.budget(by_id[i]))
-                                                       for i in ids),
-                                llm=config.llm if needs.llm else None))
+                    for context in contexts:
+                        if context.provider and cls.context_use is None:
+                            skipped.append(f"{m} with --context {context.provider}: {m} cannot "
+                                           f"use an instance context")
+                            continue
+                        for seed in config.seeds:
+                            ids, by_id = _instance_ids(config, bench, split, seed)
+                            for budget in config.budgets:
+                                streams.append(StreamSpec(
+                                    run_id=run_id, benchmark=b, split=split, method=m,
+                                    benchmark_config=bench_config, benchmark_config_hash=bench_hash,
+                                    method_config=method_config,
+                                    method_config_hash=method_config_hash(m, method_config),
+                                    model=config.model if needs.llm else None, seed=seed,
+                                    budget=budget, trials=config.trials, instance_ids=ids,
+                                    timeout_s=config.timeout_s, retries=config.retries,
+                                    instance_budgets=tuple(budget.steps_for(bench.budget(by_id[i]))
+                                                           for i in ids),
+                                    llm=config.llm if needs.llm else None,
+                                    context=context.provider, context_config=context.config,
+                                    context_config_hash=context.config_hash,
+                                    context_build=context.build(seed)))
     if skipped and not streams:
         raise UserError(f"nothing to run: {skipped[0]}")
-    if skipped:
-        print(f"lifebench: skipping {len(skipped)} method config(s) on splits they do not run "
-              f"on, e.g. {skipped[0]}", file=sys.stderr)
+    for line in dict.fromkeys(s for s in skipped if " with --context " in s):
+        print(f"lifebench: skipping {line}", file=sys.stderr)
+    others = [s for s in skipped if " with --context " not in s]
+    if others:
+        print(f"lifebench: skipping {len(others)} method config(s) on splits they do not run "
+              f"on, e.g. {others[0]}", file=sys.stderr)
     if not streams:
         raise UserError("nothing to run: every requested method needs an oracle (or a teacher, "
                         "which is made from one) that the requested benchmarks do not have "
                         "(see `lifebench list methods`)")
     return streams
+
+
+@dataclass(frozen=True)
+class _ContextChoice:
+    """One value of the run's context axis on one benchmark: none, or a provider config."""
+
+    provider: str = ""
+    config: Any = None
+    config_hash: str = ""
+    model: Optional[str] = None
+    llm: Optional[LLMConfig] = None
+
+    def build(self, seed: int) -> Optional[ContextBuild]:
+        if not self.provider:
+            return None
+        cls = registry.context_class(self.provider)
+        return ContextBuild(provider=self.provider, config=self.config,
+                            build_hash=context_build_hash(self.provider, self.config),
+                            model=self.model, seed=cls.context_seed(self.config, seed),
+                            llm=self.llm)
+
+
+def _contexts(config: RunConfig, bench: Any, skipped: list[str]) -> list[_ContextChoice]:
+    """The context axis on a benchmark; a provider config that cannot build contexts on it
+    is left out, and why is added to `skipped`."""
+    choices = []
+    for name in config.contexts:
+        if name == registry.NO_CONTEXT:
+            choices.append(_ContextChoice())
+            continue
+        cls = registry.context_class(name)
+        model = config.context_model or config.model
+        if cls.needs_llm and not (model and config.llm.base_url):
+            raise UserError(f"context provider {name!r} needs an LLM; give --model NAME (or "
+                            f"--context-model NAME) and --base-url URL")
+        for context_config in config.context_configs(name):
+            problem = cls.problem(context_config, bench)
+            if problem:
+                skipped.append(f"{bench.name} with --context {name} "
+                               f"({changed_fields(context_config)}): {problem}")
+                continue
+            choices.append(_ContextChoice(
+                provider=name, config=context_config,
+                config_hash=context_config_hash(name, context_config),
+                model=model if cls.needs_llm else None,
+                llm=config.llm if cls.needs_llm else None))
+    return choices
 
 
 def _instance_ids(config: RunConfig, bench: Any, split: str, seed: int) -> tuple[tuple[str, ...], dict]:

@@ -18,7 +18,11 @@ from lifebench.api.errors import UserError
 from lifebench.api.protocols import Method, StreamContext
 from lifebench.api.records import (CallTokens, EpisodeOutcome, EpisodeRecord, EpisodeTrajectory,
                                    RoleUsage, Status, TaskInfo)
+from lifebench.runner.clients import make_llm_client
+from lifebench.runner.contexts import ContextUnit, GivenContext, build_context
 from lifebench.runner.episode import play_episode
+from lifebench.runner.events import (EpisodeCommitted, EpisodeStarted, Event, RunAborted,
+                                     UnitFinished)
 from lifebench.runner.streams import StreamSpec
 
 
@@ -31,43 +35,9 @@ class WorkUnit:
     # Saved memory to load before the first position: {"state": ...}; None starts fresh.
     saved: Optional[dict[str, Any]] = None
     first_attempt: int = 0
-
-
-@dataclass
-class EpisodeStarted:
-    unit_id: int
-    position: int
-    attempt: int
-
-
-@dataclass
-class EpisodeCommitted:
-    unit_id: int
-    stream_id: str
-    record: EpisodeRecord
-    trajectory: Optional[EpisodeTrajectory]
-    # The memory after this episode, for stateful units and result statuses only.
-    saved: Optional[dict[str, Any]]
-
-
-@dataclass
-class UnitFinished:
-    unit_id: int
-    # Why the unit stopped before its last position (a lifelong stream cannot skip an
-    # episode); None when it ran to the end.
-    stopped: Optional[str] = None
-
-
-@dataclass
-class RunAborted:
-    """Something no retry can mend (a key the endpoint refuses, a replay-cache miss): the
-    run stops with this one line, and the episode in flight is not recorded."""
-
-    unit_id: int
-    message: str
-
-
-Event = Union[EpisodeStarted, EpisodeCommitted, UnitFinished, RunAborted]
+    # The stream's instance contexts by instance id (when it is given one): what the
+    # context stage built, so workers never read the results directory.
+    contexts: dict[str, GivenContext] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,8 +51,16 @@ class LLMSpend:
 
 
 def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, attempt: int,
-                spend: LLMSpend = LLMSpend()) -> EpisodeRecord:
+                spend: LLMSpend = LLMSpend(), given: Optional[GivenContext] = None) -> EpisodeRecord:
     key = stream.key_at(position)
+    extra, explore_steps = dict(outcome.extra), outcome.explore_steps
+    if given is not None:
+        # The exploration is charged once per results directory: to the first episode of
+        # the instance in the first stream that asked for the context.
+        charged = given.record.charge_to == stream.stream_id and key.trial == 0
+        steps = given.record.explore_steps if charged else 0
+        explore_steps = (explore_steps or 0) + steps
+        extra["context"] = _context_extra(stream, given, charged)
     return EpisodeRecord(
         run_id=stream.run_id, **dataclasses.asdict(key), episode_index=position,
         steps=outcome.steps, success=outcome.success, score=outcome.score,
@@ -90,14 +68,27 @@ def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, atte
         tokens_in=sum(u.tokens_in for u in spend.usage.values()),
         tokens_out=sum(u.tokens_out for u in spend.usage.values()),
         wall_s=round(outcome.wall_s, 4), harness_version=lifebench.__version__,
-        extra=dict(outcome.extra), budget=stream.budget.steps, attempt=attempt,
+        extra=extra, budget=stream.budget.steps, attempt=attempt,
         error=outcome.error, task_family=_task_family(stream, key.instance_id),
         success_step=outcome.success_step, llm_usage=dict(sorted(spend.usage.items())),
         llm_call_tokens=list(spend.calls), cost_usd=spend.cost_usd,
-        explore_steps=outcome.explore_steps,
+        explore_steps=explore_steps,
         benchmark_config=dataclasses.asdict(stream.benchmark_config)
         if stream.benchmark_config_hash else None,
     )
+
+
+def _context_extra(stream: StreamSpec, given: GivenContext, charged: bool) -> dict[str, Any]:
+    """`extra.context`: the context an episode was given and what building it cost (the
+    cost is the build's, whether this episode was charged with it or not)."""
+    r = given.record
+    default = dataclasses.asdict(type(stream.context_config)())
+    changed = {k: v for k, v in dataclasses.asdict(stream.context_config).items()
+               if default.get(k) != v}
+    return {"name": stream.context, "key": r.key, "config": changed, "model": r.model,
+            "explore_steps": r.explore_steps, "llm_calls": r.llm_calls,
+            "tokens_in": r.tokens_in, "tokens_out": r.tokens_out, "coverage": dict(r.coverage),
+            "charged": charged, "reused_from": r.reused_from}
 
 
 def _task_family(stream: StreamSpec, instance_id: str) -> Optional[str]:
@@ -114,16 +105,19 @@ def failure_record(stream: StreamSpec, position: int, status: Status, error: str
     return make_record(stream, position, outcome, attempt)
 
 
-def task_info(stream: StreamSpec, position: int, instructions: Optional[str] = None) -> TaskInfo:
+def task_info(stream: StreamSpec, position: int, instructions: Optional[str] = None,
+              given: Optional[GivenContext] = None) -> TaskInfo:
     """What the method is told of the episode at `position` (`instructions`: the
-    benchmark's manual, when the caller has it already)."""
+    benchmark's manual, when the caller has it already; `given`: its instance context)."""
     benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
     instance_id, trial = stream.episodes[position]
     return TaskInfo(benchmark=stream.benchmark, split=stream.split,
                     instance=benchmark.instance(stream.split, instance_id), seed=stream.seed,
                     trial=trial, episode_index=position, budget_steps=stream.budget_at(position),
                     instructions=benchmark.instructions if instructions is None else instructions,
-                    noop_action=benchmark.noop_action)
+                    noop_action=benchmark.noop_action,
+                    context=given.for_stream(stream) if given and given.document is not None
+                    else None)
 
 
 class _MethodHolder:
@@ -133,7 +127,8 @@ class _MethodHolder:
         self.stream = stream
         self.cls = registry.method_class(stream.method)
         self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
-        self.llm = _llm_client(stream) if stream.llm is not None else None
+        self.llm = make_llm_client(stream.model, stream.llm, stream.seed) \
+            if stream.llm is not None else None
         self.teacher = None
         if self.cls.needs.teacher:
             from lifebench.runner.teacher import TeacherService
@@ -164,18 +159,6 @@ class _MethodHolder:
                         cost_usd=self.llm.cost(usage) if usage else None)
 
 
-def _llm_client(stream: StreamSpec) -> Any:
-    from lifebench.llm.cache import ResponseCache
-    from lifebench.llm.client import LLMClient
-    from lifebench.llm.prices import load_prices
-
-    llm = stream.llm
-    assert llm is not None and stream.model and llm.base_url
-    prices = load_prices(llm.prices) if llm.prices else {}
-    return LLMClient(stream.model, llm, ResponseCache(llm.cache_path, llm.cache), prices,
-                     seed=stream.seed)
-
-
 def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str, Any]:
     payload = {"position": position, "prefix": stream.prefix_digest(position),
                "state": method.state()}
@@ -197,6 +180,7 @@ class _UnitPlayer:
         self.saved = unit.saved
         self.method: Optional[Method] = None
         self.setup_error: Optional[str] = None
+        self.retriable = True  # whether the last failed attempt is worth another
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -217,7 +201,7 @@ class _UnitPlayer:
                 # A failure: the memory goes back to what it was before this episode, so a
                 # retry starts from exactly the same state.
                 self._rebuild()
-                if record.status.is_retried and attempt < self.stream.retries:
+                if record.status.is_retried and attempt < self.stream.retries and self.retriable:
                     attempt += 1
                     continue
                 if self.unit.stateful:
@@ -230,10 +214,25 @@ class _UnitPlayer:
                 break
         self.emit(UnitFinished(self.unit.unit_id))
 
+    def _given(self, position: int) -> Optional[GivenContext]:
+        if not self.stream.context:
+            return None
+        return self.unit.contexts.get(self.stream.episodes[position][0])
+
     def _attempt(self, position: int, attempt: int) -> EpisodeRecord:
         self.emit(EpisodeStarted(self.unit.unit_id, position, attempt))
-        task = task_info(self.stream, position, self.instructions)
-        if self.method is None:
+        given = self._given(position)
+        task = task_info(self.stream, position, self.instructions, given)
+        self.retriable = True
+        if self.stream.context and task.context is None:
+            # Its context stage failed after its retries: the episode cannot be played as
+            # asked, and fails the same way (a rerun builds the context again).
+            self.retriable = False
+            status = given.record.status if given is not None else Status.ENV_ERROR
+            why = given.record.error if given is not None else "no build was recorded"
+            outcome = EpisodeOutcome(task=task, status=status,
+                                     error=f"instance context not built: {why}")
+        elif self.method is None:
             outcome = EpisodeOutcome(task=task, status=Status.AGENT_ERROR, error=self.setup_error)
         else:
             outcome = play_episode(self.holder.benchmark, task.instance, self.method, task,
@@ -247,7 +246,7 @@ class _UnitPlayer:
                 outcome = dataclasses.replace(
                     outcome, status=Status.AGENT_ERROR, success=False, score=0.0,
                     success_step=None, error=f"state() is not JSON-serialisable: {exc}")
-        record = make_record(self.stream, position, outcome, attempt, spend)
+        record = make_record(self.stream, position, outcome, attempt, spend, given)
         trajectory = None
         if self.record_trajectories:
             trajectory = EpisodeTrajectory(position, record.instance_id, record.trial, attempt,
@@ -258,8 +257,12 @@ class _UnitPlayer:
         return record
 
 
-def run_unit(unit: WorkUnit, emit: Callable[[Event], None], record_trajectories: bool = True) -> None:
+def run_unit(unit: Union[WorkUnit, ContextUnit], emit: Callable[[Event], None],
+             record_trajectories: bool = True) -> None:
     try:
-        _UnitPlayer(unit, emit, record_trajectories).play()
+        if isinstance(unit, ContextUnit):
+            build_context(unit, emit)
+        else:
+            _UnitPlayer(unit, emit, record_trajectories).play()
     except UserError as exc:
         emit(RunAborted(unit.unit_id, str(exc)))

@@ -8,12 +8,14 @@ from __future__ import annotations
 import collections
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Callable, Optional, Protocol, Union
 
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.errors import UserError
-from lifebench.runner.unit import (EpisodeCommitted, EpisodeStarted, Event, RunAborted, UnitFinished,
-                                   WorkUnit, failure_record)
+from lifebench.runner.contexts import ContextUnit, context_failure
+from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeStarted, Event,
+                                     RunAborted, UnitFinished)
+from lifebench.runner.unit import WorkUnit, failure_record
 from lifebench.store.results import ResultsStore
 
 
@@ -32,6 +34,8 @@ class RunOutcome:
     failed: int = 0  # episodes that ended as a failure after their retries
     stopped: list[str] = field(default_factory=list)  # lifelong streams that could not go on
     already_done: int = 0  # results recorded before this run (resume)
+    contexts_built: int = 0
+    contexts_failed: int = 0  # instance contexts not built after their retries
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class Executor(Protocol):
 class Writer:
     """Commits events to the store and tracks each unit's progress for recovery."""
 
-    def __init__(self, store: ResultsStore, units: list[WorkUnit],
+    def __init__(self, store: ResultsStore, units: list[Union[WorkUnit, ContextUnit]],
                  on_episode: Callable[[bool, bool], None]) -> None:
         self.store = store
         self.units = {u.unit_id: u for u in units}
@@ -71,6 +75,10 @@ class Writer:
             self.store.commit(event.stream_id, event.record, event.trajectory, event.saved)
             self.in_flight.pop(event.unit_id, None)
             self._count(event.unit_id, event.record)
+        elif isinstance(event, ContextCommitted):
+            self.store.contexts.commit(event.record, event.document, event.artefacts)
+            self.in_flight.pop(event.unit_id, None)
+            self._count_context(event.unit_id, event.record.status, event.record.attempt)
         elif isinstance(event, UnitFinished):
             self.in_flight.pop(event.unit_id, None)
             if event.stopped:
@@ -81,10 +89,19 @@ class Writer:
     def hung(self, unit_id: int) -> Optional[str]:
         """Why a unit must be stopped: its episode in flight is past its hard timeout."""
         flight = self.in_flight.get(unit_id)
-        timeout_s = self.units[unit_id].stream.timeout_s
+        unit = self.units[unit_id]
+        timeout_s = unit.stream.timeout_s
         if flight is not None and time.monotonic() - flight.started > hard_timeout_s(timeout_s):
-            return f"episode exceeded --timeout {timeout_s:g}s and was killed"
+            what = "context build" if isinstance(unit, ContextUnit) else "episode"
+            return f"{what} exceeded --timeout {timeout_s:g}s and was killed"
         return None
+
+    def _count_context(self, unit_id: int, status: Status, attempt: int) -> None:
+        unit = self.units[unit_id]
+        if status is Status.OK:
+            self.outcome.contexts_built += 1
+        elif not status.is_retried or attempt >= unit.stream.retries:
+            self.outcome.contexts_failed += 1
 
     def _count(self, unit_id: int, record: EpisodeRecord) -> None:
         unit = self.units[unit_id]
@@ -104,12 +121,15 @@ class Writer:
         if final:
             self.on_episode(record.is_result, record.success)
 
-    def recover(self, unit_id: int, status: Status, error: str, charge: bool = True) -> Optional[WorkUnit]:
+    def recover(self, unit_id: int, status: Status, error: str, charge: bool = True
+                ) -> Optional[Union[WorkUnit, ContextUnit]]:
         """After a unit was lost mid-way (its worker died or was killed): record the episode
         in flight and return the unit's continuation, or None when it cannot continue. With
         `charge` False (the unit was a bystander of another unit's failure) nothing is
         recorded and the episode in flight is replayed at the same attempt."""
         unit = self.units[unit_id]
+        if isinstance(unit, ContextUnit):
+            return self._recover_context(unit, status, error, charge)
         flight = self.in_flight.pop(unit_id, None)
         done = self.settled[unit_id]
         remaining = [p for p in unit.positions if p not in done]
@@ -139,6 +159,24 @@ class Writer:
         if not remaining:
             return None
         return self._continuation(unit, remaining, done, flight.attempt + 1 if retry else 0)
+
+    def _recover_context(self, unit: ContextUnit, status: Status, error: str,
+                         charge: bool) -> Optional[ContextUnit]:
+        flight = self.in_flight.pop(unit.unit_id, None)
+        attempt = flight.attempt if flight is not None else unit.first_attempt
+        if not charge:
+            return self._again(unit, attempt)
+        started = flight.started if flight is not None else time.monotonic()
+        record = context_failure(unit, status, error, attempt, time.monotonic() - started)
+        self.store.contexts.commit(record, None, None)
+        self._count_context(unit.unit_id, status, attempt)
+        return self._again(unit, attempt + 1) if attempt < unit.stream.retries else None
+
+    def _again(self, unit: ContextUnit, attempt: int) -> ContextUnit:
+        again = ContextUnit(max(self.units) + 1, unit.key, unit.stream, unit.instance_id,
+                            first_attempt=attempt)
+        self.units[again.unit_id] = again
+        return again
 
     def _continuation(self, unit: WorkUnit, remaining: list[int], done: set[int],
                       first_attempt: int) -> WorkUnit:

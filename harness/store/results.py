@@ -5,6 +5,7 @@ Layout of OUT:
     manifest.json             one entry per invocation: spec, versions, git revision, platform
     trajectories/<stream>.jsonl   actions and observations of every episode of a stream
     state/<stream>/<pos>.json     a lifelong method's memory after the episode at <pos>
+    contexts.jsonl, contexts/ instance contexts (see lifebench.store.contexts)
     .lock                     held (flock) by the process writing OUT
 
 Commit order for an episode: trajectory, then state, then the record. The record is the
@@ -27,44 +28,13 @@ from typing import Any, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord, EpisodeTrajectory, RunManifest
+from lifebench.store.contexts import ContextStore
+from lifebench.store.files import ResultsWriteError, atomic_write
 from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_records_file
 
 PARTIAL_SUFFIX = ".torn"
 MANIFEST_FILE = "manifest.json"
 TRAJECTORIES_DIR = "trajectories"
-
-
-class ResultsWriteError(UserError):
-    """The results directory could not be written: the run stops (exit 2)."""
-
-    FIXES = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space",
-             errno.EFBIG: "raise the file-size limit (ulimit -f)",
-             errno.EACCES: "make it writable", errno.EPERM: "make it writable",
-             errno.EROFS: "use a writable file system"}
-
-    def __init__(self, path: Path, exc: OSError) -> None:
-        cause = exc.strerror or type(exc).__name__
-        fix = self.FIXES.get(exc.errno or 0, "fix the cause")
-        super().__init__(f"cannot write {path}: {cause}; {fix}, then rerun the same command "
-                         f"to resume")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 class ResultsStore:
@@ -74,6 +44,7 @@ class ResultsStore:
         self._lock_fd: Optional[int] = None
         self._episodes_fd: Optional[int] = None
         self._trajectory_files: dict[str, Any] = {}
+        self.contexts = ContextStore(self.out)
 
     # ------------------------------------------------------------ lifecycle
     def open(self) -> RecordsFile:

@@ -116,6 +116,7 @@ class ClinMethod(Method):
     name = "clin"
     Config = ClinConfig
     needs = MethodNeeds(llm=True)
+    context_use = "after the manual in the executor's system message"
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
@@ -169,7 +170,7 @@ class ClinMethod(Method):
 
     def executor_messages(self, observation: str) -> list[dict[str, Any]]:
         messages = [{"role": "system",
-                     "content": prompts.EXECUTOR_SYSTEM.format(instructions=self.task.instructions.strip())}]
+                     "content": prompts.EXECUTOR_SYSTEM.format(instructions=self.task.manual().strip())}]
         learnings = self.memory.learnings(self.task.instance.instance_id)
         if learnings:
             messages.append({"role": "user", "content": prompts.LEARNINGS.format(learnings=learnings)})

@@ -85,6 +85,7 @@ class RapMethod(Method):
     name = "rap"
     Config = RapConfig
     needs = MethodNeeds(llm=True, support=True)
+    context_use = "after the manual in the planner's and the actor's system messages"
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
@@ -198,7 +199,7 @@ class RapMethod(Method):
         request = prompts.PLAN_REQUEST.format(observation=self.first)
         messages = [
             {"role": "system",
-             "content": prompts.PLANNER_SYSTEM.format(manual=self.task.instructions.strip())},
+             "content": prompts.PLANNER_SYSTEM.format(manual=self.task.manual().strip())},
             {"role": "user", "content": (prompts.PLAN_EXAMPLES.format(examples=shown) if examples
                                          else prompts.NO_PLAN_EXAMPLES) + "\n\n" + request},
         ]
@@ -242,7 +243,7 @@ class RapMethod(Method):
         hidden = len(self.turns) - self.config.history
         if hidden > 0:
             context.append(prompts.EARLIER.format(count=hidden))
-        system = f"{self.task.instructions.strip()}\n\n{prompts.FORMAT}"
+        system = f"{self.task.manual().strip()}\n\n{prompts.FORMAT}"
         return [{"role": "system", "content": system},
                 {"role": "user", "content": "\n\n".join(context)},
                 *turn_messages(self.turns[-self.config.history:])]

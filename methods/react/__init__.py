@@ -88,6 +88,7 @@ class ReactMethod(Method):
     name = "react"
     Config = ReactConfig
     needs = MethodNeeds(llm=True)
+    context_use = "after the manual in the system message"
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
@@ -103,7 +104,7 @@ class ReactMethod(Method):
         self.turns: list[tuple[str, str, str]] = []  # (thought, action, observation)
         self.first: Optional[str] = None
         examples = self.bank.examples(task.instance, self.config.examples)
-        system = "\n\n".join([task.instructions.strip(), prompts.FORMAT])
+        system = "\n\n".join([task.manual().strip(), prompts.FORMAT])
         self.prefix = [{"role": "system", "content": system}]
         if examples:
             shown = "\n\n".join(prompts.EXAMPLE.format(number=i + 1, transcript=t)

@@ -106,6 +106,7 @@ class StepMethod(Method):
     name = "step"
     Config = StepConfig
     needs = MethodNeeds(llm=True)
+    context_use = "after the manual in the system message every STEP role shares"
     tables = (planner_ablation,)
 
     def setup(self, ctx: StreamContext) -> None:
@@ -303,7 +304,7 @@ class StepMethod(Method):
     # -- prompts
 
     def _chat(self, role: str, content: str, history: str = "") -> str:
-        system = prompts.SYSTEM.format(instructions=self.task.instructions.strip())
+        system = prompts.SYSTEM.format(instructions=self.task.manual().strip())
         user = f"{history}\n\n{content}" if history else content
         return self.ctx.llm.chat([{"role": "system", "content": system},
                                   {"role": "user", "content": user}],

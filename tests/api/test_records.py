@@ -51,6 +51,18 @@ def test_schema_1_records_are_upgraded_to_typed_fields():
     assert {r.benchmark_config["length"] for r in crafter if r.benchmark == "crafter"} == {12}
 
 
+def test_schema_2_records_read_as_played_without_a_context():
+    record = EpisodeRecord.from_dict(v1_rows()[0])
+    row = json.loads(record.to_json())
+    for name in ("context", "context_config_hash"):
+        row.pop(name)
+    row["schema_version"] = 2
+    upgraded = EpisodeRecord.from_dict(row)
+    assert upgraded.schema_version == 3 and upgraded.context == "" and upgraded.context_config_hash == ""
+    assert upgraded.key == record.key and upgraded.key.context == ""
+    assert json.loads(upgraded.to_json()) == json.loads(record.to_json())
+
+
 def test_upgraded_records_keep_their_keys_and_round_trip():
     for row in v1_rows():
         record = EpisodeRecord.from_dict(row)
@@ -94,7 +106,7 @@ def test_a_run_resumes_into_results_written_before_schema_2(cli, tmp_path):
                "--method", "random,oracle", "--limit", "4", "--workers", "0", "--out", str(out))
     assert more.returncode == 0 and more.stdout.startswith("2 episodes recorded"), more.stdout
     rows = read_records(out)
-    assert len(rows) == before + 2 and {r.get("schema_version", 1) for r in rows} == {1, 2}
+    assert len(rows) == before + 2 and {r.get("schema_version", 1) for r in rows} == {1, SCHEMA_VERSION}
     check = cli("check", "--baseline", str(V1), "--candidate", str(out))
     assert check.returncode == 0, check.stdout
     board = cli("leaderboard", str(out), "--no-plots")

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from conftest import ROOT
-from lifebench.api import EpisodeRecord
+from lifebench.api import SCHEMA_VERSION, EpisodeRecord
 from lifebench.api import stats as ours
 
 REFERENCE = ROOT / "results" / "reference"
@@ -245,7 +245,7 @@ def test_export_to_a_hugging_face_dataset(cli, tmp_path):
                  and r["split"] == first["split"] and r["seed"] == first["seed"])
     upgraded = EpisodeRecord.from_dict(match)
     assert json.loads(first["extra"]) == upgraded.extra and first["success"] == match["success"]
-    assert first["task_family"] == upgraded.task_family and first["schema_version"] == 2
+    assert first["task_family"] == upgraded.task_family and first["schema_version"] == SCHEMA_VERSION
 
 
 def test_two_way_anova_of_a_constant_outcome_is_undefined():

@@ -42,9 +42,12 @@ def test_records_carry_every_field(cli, tmp_path):
               "harness_version", "extra", "benchmark_config_hash",
               # schema 2: what the harness owns, typed, outside `extra`
               "schema_version", "budget", "attempt", "error", "task_family", "success_step",
-              "llm_usage", "llm_call_tokens", "cost_usd", "explore_steps", "benchmark_config"}
+              "llm_usage", "llm_call_tokens", "cost_usd", "explore_steps", "benchmark_config",
+              # schema 3: the instance context ("" for none)
+              "context", "context_config_hash"}
     for record in read_records(out):
-        assert set(record) == fields and record["schema_version"] == 2
+        assert set(record) == fields and record["schema_version"] == 3
+        assert record["context"] == record["context_config_hash"] == ""
         assert record["benchmark_config_hash"] == ""  # the benchmark's default config
         assert record["budget"] is None and record["budget_steps"] == 30  # asked: the default
         assert record["success_step"] == record["steps"] and record["task_family"]

@@ -12,7 +12,7 @@ from plancraft.simple import PlancraftGymWrapper
 from lifebench.benchmarks.plancraft import PlancraftBenchmark
 from lifebench.benchmarks.plancraft.data import load_raw_examples
 from lifebench.benchmarks.plancraft.env import ACTION_HANDLERS
-from lifebench.runner.snapshots import ReplaySnapshots, with_snapshots
+from lifebench.runner.exploration import CountedExplorationEnv
 from lifebench.benchmarks.manifests import SPLITS_DIR, sha256_file
 
 
@@ -157,9 +157,9 @@ def test_valid_actions_and_uniform_sampling(bench):
 
 def test_snapshot_native_and_replay_fallback_agree(bench):
     instance = bench.instances("val")[5]
-    native = with_snapshots(bench.make_env(instance, 0))
-    replay = ReplaySnapshots(bench.make_env(instance, 0))
-    assert native is not replay and not isinstance(native, ReplaySnapshots)
+    native = CountedExplorationEnv(bench.make_env(instance, 0), budget=100)
+    replay = CountedExplorationEnv(bench.make_env(instance, 0), budget=100, replay_only=True)
+    assert native.native and not replay.native
     rng = random.Random(3)
     for env in (native, replay):
         env.reset()
@@ -175,6 +175,7 @@ def test_snapshot_native_and_replay_fallback_agree(bench):
     assert restored[0] == restored[1]
     assert native.step(actions[3]).observation.text == after[0][0]
     assert replay.step(actions[3]).observation.text == after[0][1]
+    assert native.steps == 7 and replay.steps == 10  # a replayed action is a step too
 
 
 def test_indexed_recipe_matching_equals_the_package_scan(bench):

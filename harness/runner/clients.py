@@ -1,0 +1,18 @@
+"""The LLM client a worker builds for a stream or a context build."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from lifebench.config.run import LLMConfig
+
+
+def make_llm_client(model: Optional[str], llm: LLMConfig, seed: int) -> Any:
+    """A client of `model` at the endpoint, its cache and prices, that sends `seed`."""
+    from lifebench.llm.cache import ResponseCache
+    from lifebench.llm.client import LLMClient
+    from lifebench.llm.prices import load_prices
+
+    assert model and llm.base_url
+    prices = load_prices(llm.prices) if llm.prices else {}
+    return LLMClient(model, llm, ResponseCache(llm.cache_path, llm.cache), prices, seed=seed)

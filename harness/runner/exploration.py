@@ -1,0 +1,86 @@
+"""The env an explorer plays (a method's `explore`, a context provider's `build`): its own
+env of the instance, a step counter it cannot pass, and snapshots.
+
+A snapshot is the action prefix since reset, plus the env's native snapshot when it has
+one. Restoring uses the native snapshot, or resets and replays the prefix; replayed actions
+are env steps like any other, so they count against the exploration budget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from lifebench.api.context import ExplorationBudgetExhausted
+from lifebench.api.errors import EnvError, LLMError
+from lifebench.api.records import Observation, Step
+
+
+class ExplorationTimeout(Exception):
+    """The exploration ran past its wall-clock deadline."""
+
+
+@dataclass(frozen=True)
+class ExplorationSnapshot:
+    actions: tuple[str, ...]
+    native: Any = None  # the env's own snapshot, when it has one
+
+
+class CountedExplorationEnv:
+    def __init__(self, env: Any, budget: int, replay_only: bool = False,
+                 deadline: Optional[float] = None) -> None:
+        self.env = env
+        self.deadline = deadline
+        self.budget = budget
+        self.steps = 0
+        self.actions: list[str] = []
+        self.native = not replay_only and callable(getattr(env, "snapshot", None)) and \
+            callable(getattr(env, "restore", None))
+        self.last_observation: Optional[Observation] = None
+
+    def reset(self) -> Observation:
+        self.actions = []
+        self.last_observation = self._env_call(self.env.reset)
+        return self.last_observation
+
+    def step(self, action: str) -> Step:
+        if self.steps >= self.budget:
+            raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise ExplorationTimeout(f"exploration passed its deadline after {self.steps} steps")
+        self.steps += 1
+        step = self._env_call(self.env.step, action)
+        self.actions.append(action)
+        self.last_observation = step.observation
+        return step
+
+    def snapshot(self) -> ExplorationSnapshot:
+        return ExplorationSnapshot(tuple(self.actions),
+                                   self.env.snapshot() if self.native else None)
+
+    def restore(self, snapshot: ExplorationSnapshot) -> Observation:
+        if not isinstance(snapshot, ExplorationSnapshot):
+            raise TypeError(f"restore() takes what snapshot() returned, not {type(snapshot).__name__}")
+        if self.native:
+            self.actions = list(snapshot.actions)
+            self.last_observation = self._env_call(self.env.restore, snapshot.native)
+            return self.last_observation
+        observation = self.reset()
+        for action in snapshot.actions:
+            observation = self.step(action).observation
+        return observation
+
+    @staticmethod
+    def _env_call(call: Callable[..., Any], *args: Any) -> Any:
+        """The env's failures are the env's, whoever called it (the explorer's code is
+        between the harness and the env here)."""
+        try:
+            return call(*args)
+        except (EnvError, LLMError):
+            raise
+        except Exception as exc:
+            raise EnvError(f"{type(exc).__name__}: {exc}") from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
