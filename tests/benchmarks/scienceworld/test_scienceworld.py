@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, plugin_env, read_records
 from lifebench.benchmarks.scienceworld import ScienceWorldBenchmark, jvm
 from lifebench.benchmarks.scienceworld.tasks import STEP18
-from lifebench.testing.processes import interrupt, running
+from lifebench.testing.processes import alive, descendant_pids, interrupt, running
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +22,13 @@ def bench():
     jvm.discard()  # this process's simulator must not outlive the module
 
 
-def java_pids() -> set[int]:
-    """Every running ScienceWorld JVM on the machine."""
+def java_pids(under: int | None = None) -> set[int]:
+    """Every running ScienceWorld JVM on the machine, or only those started (through any
+    number of processes) by the process `under`: other jobs' JVMs do not count."""
     out = set()
+    mine = set(descendant_pids(under)) if under is not None else None
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and (mine is None or int(entry.name) in mine):
             try:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
@@ -203,7 +205,6 @@ def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path, faulty):
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
 def test_interrupted_run_leaves_no_jvm(plugin_path, tmp_path, how):
     out = tmp_path / "out"
-    before = java_pids()
     env = {**os.environ, **plugin_env(plugin_path)}
     with running([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
                   "--benchmark", "scienceworld", "--split", "step18",
@@ -212,16 +213,17 @@ def test_interrupted_run_leaves_no_jvm(plugin_path, tmp_path, how):
         deadline = time.time() + 120
         while time.time() < deadline and not (
                 (out / "episodes.jsonl").exists() and (out / "episodes.jsonl").stat().st_size
-                and len(java_pids() - before) == 2):
+                and len(java_pids(under=proc.pid)) == 2):
             time.sleep(0.1)
-        assert len(java_pids() - before) == 2, "each of the 2 workers should run a JVM"
+        jvms = java_pids(under=proc.pid)
+        assert len(jvms) == 2, "each of the 2 workers should run a JVM"
         stderr = interrupt(proc, how)
     assert proc.returncode == 130
     assert b"interrupted; rerun the same command to resume" in stderr
     deadline = time.time() + 20
-    while time.time() < deadline and java_pids() - before:
+    while time.time() < deadline and alive(jvms):
         time.sleep(0.2)
-    assert not java_pids() - before, "a JVM outlived the interrupted run"
+    assert not alive(jvms), "a JVM outlived the interrupted run"
     assert read_records(out), "what was recorded before the interrupt is kept"
 
 
@@ -244,7 +246,6 @@ def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path, faulty):
 def test_a_worker_reuses_one_jvm_across_its_units(plugin_path, tmp_path):
     """Each unit plays in a thread of its own; the JVM of a finished unit's thread is handed
     to the next one instead of starting (and keeping) another."""
-    before = java_pids()
     env = {**os.environ, **plugin_env(plugin_path)}
     proc = subprocess.Popen([sys.executable, "-m", "lifebench.cli", "run", "--no-progress",
                              "--benchmark", "scienceworld", "--split", "step18", "--limit", "6",
@@ -254,7 +255,7 @@ def test_a_worker_reuses_one_jvm_across_its_units(plugin_path, tmp_path):
     most = 0
     try:
         while proc.poll() is None:
-            most = max(most, len(java_pids() - before))
+            most = max(most, len(java_pids(under=proc.pid)))
             time.sleep(0.1)
     finally:
         if proc.poll() is None:
