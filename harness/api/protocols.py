@@ -308,6 +308,11 @@ class EpisodeTools:
     # The env's image (e.g. Crafter's frame), drawn only when called; raises ValueError
     # for envs that have none.
     render: Optional[Callable[[], Any]] = None
+    # For methods with `needs.restore`: a point of this episode to come back to, and the
+    # return to it (the env's native restore, or a reset and a replay whose actions are
+    # steps of the episode); restore returns the observation there.
+    snapshot: Optional[Callable[[], Any]] = None
+    restore: Optional[Callable[[Any], Observation]] = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +321,10 @@ class MethodNeeds:
     oracle: bool = False
     support: bool = False
     teacher: bool = False  # `ctx.teacher` (answers from the benchmark's oracle)
+    # Returns to earlier states of its episode (Go-Explore): gets tools.snapshot/restore,
+    # and a step that ends the game without success ends only that branch; the episode ends
+    # when the method acts again without restoring.
+    restore: bool = False
 
 
 @dataclass(frozen=True)

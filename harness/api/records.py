@@ -140,7 +140,9 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class TrajectoryStep:
-    """One entry of a trajectory: the first is the observation after reset (no action)."""
+    """One entry of a trajectory: the first is the observation after reset (no action); a
+    later entry with no action is a return to an earlier state (methods with
+    `needs.restore`), followed by the actions the harness replayed, if any."""
 
     observation: str
     action: Optional[str] = None

@@ -13,14 +13,14 @@ import math
 import random
 import time
 import traceback
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError
 from lifebench.api.protocols import Benchmark, EpisodeTools, Method
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Status, TaskInfo, \
     TrajectoryStep
 from lifebench.api.context import ExplorationBudgetExhausted
-from lifebench.runner.exploration import CountedExplorationEnv
+from lifebench.runner.exploration import CountedExplorationEnv, ExplorationSnapshot
 
 
 class Failure(Exception):
@@ -97,6 +97,51 @@ class _Episode:
             explore_steps=self.explore_steps, error=error, extra=dict(self.extra))
 
 
+class _BudgetEnd(Exception):
+    """The step budget ran out while the harness replayed actions for a method's restore."""
+
+
+class _Returns:
+    """`tools.snapshot/restore` for methods that return to earlier states (needs.restore):
+    the env's native restore when it has one (no step), else reset and replay, whose actions
+    are steps of the episode like any other (budget, trajectory)."""
+
+    def __init__(self, env: Any, episode: "_Episode", play: Callable[[str], Any]) -> None:
+        self.env = env
+        self.episode = episode
+        self.play = play
+        self.native = callable(getattr(env, "snapshot", None)) and \
+            callable(getattr(env, "restore", None))
+        self.actions: list[str] = []
+        self.branch_over = False  # the last step ended the game without success
+        self.restores = 0
+        self.replayed = 0
+
+    def snapshot(self) -> ExplorationSnapshot:
+        return ExplorationSnapshot(tuple(self.actions), self.env.snapshot() if self.native else None)
+
+    def restore(self, snapshot: ExplorationSnapshot) -> Observation:
+        if not isinstance(snapshot, ExplorationSnapshot):
+            raise TypeError(f"restore() takes what snapshot() returned, not "
+                            f"{type(snapshot).__name__}")
+        self.restores += 1
+        self.branch_over = False
+        if self.native:
+            observation = self.env.restore(snapshot.native)
+            self.actions = list(snapshot.actions)
+        else:
+            observation = self.env.reset()
+            self.actions = []
+        self.episode.observation = observation
+        self.episode.trajectory.append(TrajectoryStep(observation.text))  # no action: a return
+        if not self.native:
+            for action in snapshot.actions:
+                self.replayed += 1
+                if self.play(action):
+                    break
+        return self.episode.observation
+
+
 def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
                  timeout_s: float, teacher: Any = None) -> EpisodeOutcome:
     """Play one episode of `method` on `instance`. `teacher` (the stream's teacher service)
@@ -106,15 +151,39 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
     episode = _Episode()
     env = None
     side = "env"
+    returns: Optional[_Returns] = None
+
+    def play(action: str) -> bool:
+        """Send one action to the env; True when it ends the episode (or, for a method
+        that returns to states, the branch)."""
+        if episode.steps >= task.budget_steps:
+            raise _BudgetEnd()
+        step = env.step(action)
+        episode.steps += 1
+        played.append(action)
+        episode.observation = step.observation
+        if not math.isfinite(float(step.score)):
+            raise EnvError(f"the environment returned the score {step.score!r}")
+        episode.success, episode.score = bool(step.success), float(step.score)
+        episode.trajectory.append(TrajectoryStep(step.observation.text, action, step.reward))
+        if returns is not None:
+            returns.actions.append(action)
+            returns.branch_over = bool(step.done and not step.success)
+        return bool(step.done)
+
     try:
         try:
             env = benchmark.make_env(instance, task.seed)
             oracle = benchmark.oracle(env) if method.needs.oracle else None
             played = teacher.bind(env).played if teacher is not None else []
             sample = getattr(env, "sample_action", None) or sample_fallback(env)
+            if method.needs.restore:
+                returns = _Returns(env, episode, play)
             tools = EpisodeTools(valid_actions=env.valid_actions, sample_action=sample,
                                  query=getattr(env, "query", None) or no_queries, oracle=oracle,
-                                 render=getattr(env, "render", None) or _no_image)
+                                 render=getattr(env, "render", None) or _no_image,
+                                 snapshot=returns.snapshot if returns else None,
+                                 restore=returns.restore if returns else None)
             side = "method"
             episode.explore_steps = _explore(benchmark, instance, method, task)
             method.begin_episode(task, tools)
@@ -133,20 +202,27 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 except EndEpisode:
                     episode.status = Status.OK  # the method's own end, said in its extra
                     break
+                except _BudgetEnd:  # its restore's replay used the last steps
+                    episode.status = Status.BUDGET_EXHAUSTED
+                    break
                 if not isinstance(action, str):
                     raise TypeError(f"act() returned {type(action).__name__}, not str")
+                if returns is not None and returns.branch_over:
+                    episode.status = Status.OK  # the game was lost and the method went on
+                    break
+                if episode.success:  # a restore's replay reached the goal again
+                    break
                 side = "env"
-                step = env.step(action)
-                episode.steps += 1
-                played.append(action)
-                episode.observation = step.observation
-                if not math.isfinite(float(step.score)):
-                    raise EnvError(f"the environment returned the score {step.score!r}")
-                episode.success, episode.score = bool(step.success), float(step.score)
-                episode.trajectory.append(TrajectoryStep(step.observation.text, action, step.reward))
-                if step.done:
+                try:
+                    ended = play(action)
+                except _BudgetEnd:
+                    episode.status = Status.BUDGET_EXHAUSTED
+                    break
+                if ended and (returns is None or not returns.branch_over):
                     episode.status = Status.OK
                     break
+            if returns is not None:
+                episode.extra.update(restores=returns.restores, replayed_steps=returns.replayed)
             episode_extra = getattr(env, "episode_extra", None)
             if episode_extra:
                 episode.extra.update(episode_extra())
