@@ -114,6 +114,7 @@ class _Returns:
             callable(getattr(env, "restore", None))
         self.actions: list[str] = []
         self.branch_over = False  # the last step ended the game without success
+        self.replay_ended = False  # a restore's replay ended the game (it reached the goal)
         self.restores = 0
         self.replayed = 0
 
@@ -138,6 +139,7 @@ class _Returns:
             for action in snapshot.actions:
                 self.replayed += 1
                 if self.play(action):
+                    self.replay_ended = not self.branch_over
                     break
         return self.episode.observation
 
@@ -210,7 +212,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 if returns is not None and returns.branch_over:
                     episode.status = Status.OK  # the game was lost and the method went on
                     break
-                if episode.success:  # a restore's replay reached the goal again
+                if returns is not None and returns.replay_ended:  # it reached the goal again
+                    episode.status = Status.OK
                     break
                 side = "env"
                 try:
