@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lifebench.api import Benchmark, Instance, UserError, unknown_name
+from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
+                           unknown_name)
 
 from lifebench.benchmarks.crafter.reporting import (CRAFTER_SCORE, CRAFTER_SCORE_CI,
                                                     achievement_tables, published_tables)
@@ -65,6 +66,16 @@ class CrafterBenchmark(Benchmark):
 
     def budget(self, instance: Instance) -> int:
         return self.config.length
+
+    def context_schema(self) -> ContextSchema:
+        from lifebench.benchmarks.crafter.context import schema
+
+        return schema()
+
+    def instance_facts(self, env: Any) -> InstanceFacts:
+        from lifebench.benchmarks.crafter.context import instance_facts
+
+        return instance_facts(env)
 
     def make_env(self, instance: Instance, seed: int) -> Any:
         from lifebench.benchmarks.crafter.env import CrafterEnv

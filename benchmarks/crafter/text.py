@@ -3,10 +3,13 @@
 The observation is built from the game's state (the semantic map), never from pixels:
 - the local view, 9 columns by 7 rows as Crafter's image shows it (north up, the player
   in the centre); cells beyond the world's edge read `edge`,
+- the player's position [x, y] on the 64x64 map (x grows eastward, y southward, [0, 0] the
+  north-west corner) and the span of coordinates the view covers,
 - the nearest thing of each kind in that view, with its exact offset ("tree: 2 north,
   1 west"), nearest first,
 - the cell the player faces, the vitals, the inventory, the time of day, whether the
   player sleeps, and the achievements unlocked so far.
+After an action that names none of the game's actions (played as noop), a first line says so.
 """
 
 from __future__ import annotations
@@ -56,6 +59,25 @@ def parse_action(text: str) -> Optional[int]:
     return _INDEX.get(words)
 
 
+INVALID_ACTION_NOTE = "Your action {action} names no action of the game; it was played as noop."
+# What `ContextSchema.failure_patterns` looks for (the only failure Crafter's text states: a
+# valid action that changes nothing, e.g. crafting without the materials, is silent).
+INVALID_ACTION_PATTERN = r"names no action of the game; it was played as noop\."
+
+
+def invalid_action_note(action: str) -> str:
+    """The line that opens the observation after `action` named no action."""
+    words = " ".join(action.split())
+    shown = words if len(words) <= 60 else words[:57] + "..."
+    return INVALID_ACTION_NOTE.format(action=f'"{shown}"')
+
+
+def position_line(px: int, py: int) -> str:
+    half_x, half_y = VIEW_COLUMNS // 2, VIEW_ROWS // 2
+    return (f"Position: [{px}, {py}] (x grows east, y grows south; the view spans "
+            f"x {px - half_x}..{px + half_x}, y {py - half_y}..{py + half_y}).")
+
+
 def _offset_words(dx: int, dy: int) -> str:
     parts = []
     if dy:
@@ -65,7 +87,7 @@ def _offset_words(dx: int, dy: int) -> str:
     return ", ".join(parts) or "here"
 
 
-def _object_name(obj: Any, player: Any) -> str:
+def object_name(obj: Any, player: Any) -> str:
     if obj is player:
         return "you"
     name = type(obj).__name__.lower()
@@ -91,7 +113,7 @@ def _things(world: Any, player: Any, x0: int, y0: int, width: int, height: int) 
                 row.append("edge")
                 continue
             index = objects[x - lx][y - ly]
-            row.append(_object_name(objs[index], player) if index
+            row.append(object_name(objs[index], player) if index
                        else names[materials[x - lx][y - ly]] or "unknown")
         rows.append(row)
     return rows
@@ -118,6 +140,7 @@ def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
     daylight = float(world.daylight)
     unlocked = sorted(name for name, count in achievements.items() if count > 0)
     lines = ["Your view (9 columns x 7 rows, north up; you are in the centre):", *rows,
+             position_line(px, py),
              "Nearest of each kind: " + ("; ".join(
                  f"{k}: {_offset_words(dx, dy)}"
                  for k, (_, dx, dy) in sorted(nearest.items(), key=lambda kv: (kv[1][0], kv[0])))
@@ -134,7 +157,9 @@ def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
 def manual(length: int) -> str:
     actions = "\n".join(f"  {readable:19s} {meaning}" for _, readable, meaning in ACTIONS)
     return f"""\
-You play Crafter, a 2D survival game on a 64x64 grid seen from above. Keep your health up:
+You play Crafter, a 2D survival game on a 64x64 grid seen from above. Each position is
+[x, y]: x grows eastward, y southward ([0, 0] is the north-west corner); distances are
+Manhattan distances (x distance plus y distance). Keep your health up:
 eat (cows, ripe plants), drink (water), sleep when your energy is low, and avoid or fight
 zombies (on grass, more at night), skeletons (in caves, they shoot arrows) and lava.
 Collect materials and craft tools to unlock achievements: collect wood, place a table,

@@ -8,7 +8,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, Literal, Sequence
 
-from lifebench.api import Benchmark, EpisodeRecord, Instance, Metric, UserError, unknown_name
+from lifebench.api import (Benchmark, ContextSchema, EpisodeRecord, Instance, InstanceFacts, Metric,
+                           UserError, unknown_name)
 from lifebench.benchmarks.manifests import read_manifest
 from lifebench.benchmarks.textworld import generate
 from lifebench.benchmarks.textworld.data import IGE_SPLIT, ige_games_dir, verify_games
@@ -99,6 +100,16 @@ class TextWorldBenchmark(Benchmark):
         from lifebench.benchmarks.textworld.env import CookingEnv
 
         return CookingEnv(Path(instance.payload), seed)
+
+    def context_schema(self) -> ContextSchema:
+        from lifebench.benchmarks.textworld.context import schema
+
+        return schema()
+
+    def instance_facts(self, env: Any) -> InstanceFacts:
+        from lifebench.benchmarks.textworld.context import instance_facts
+
+        return instance_facts(env)
 
     def oracle(self, env: Any) -> Any:
         from lifebench.benchmarks.replay_oracle import ReplayOracle

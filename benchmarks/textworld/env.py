@@ -131,6 +131,12 @@ class CookingEnv(PooledEngineEnv):
             self._switch_to_tracking()
         return list(self._state["policy_commands"])
 
+    def game(self) -> Any:
+        """The textworld `Game` the engine loaded (the game's .json: its world and entity
+        infos). Privileged: the instance's ground truth for contexts (`context.py`), never
+        shown to a method."""
+        return self._require()._game
+
     def close(self) -> None:
         self._release()
 
