@@ -1,5 +1,8 @@
 """The leaderboard's figures (matplotlib, PNG and SVG): success vs step budget, lifelong
-learning curves (rolling success over the stream's episode index), per-task heatmaps."""
+learning curves (rolling success over the stream's episode index), per-task heatmaps, and,
+where episodes were given instance contexts, the contexts' coverage of the instances'
+locations and objects against exploration steps beside the arms' success (AutoContext's
+Figure 5)."""
 
 from __future__ import annotations
 
@@ -51,6 +54,25 @@ def rolling_success(records: list[EpisodeRecord], window: int) -> tuple[list[int
     return indices, rolled
 
 
+def coverage_at(curve: list, steps: int) -> float:
+    """A context's coverage after `steps` exploration steps: its last report by then (0
+    before the first)."""
+    reached = [c for s, c in curve if s <= steps]
+    return reached[-1] if reached else 0.0
+
+
+def context_curves(records: list[EpisodeRecord]) -> dict[str, list[list]]:
+    """Each context build of the records (by provider and config), its contexts' coverage
+    curves, one per built context."""
+    curves: dict[str, dict[str, list]] = {}
+    for r in records:
+        given = r.extra.get("context") or {}
+        if r.context and given.get("key") and given.get("coverage_curve"):
+            label = r.context + (f" [{r.context_config_hash[:6]}]" if r.context_config_hash else "")
+            curves.setdefault(label, {})[given["key"]] = given["coverage_curve"]
+    return {label: list(by_key.values()) for label, by_key in sorted(curves.items())}
+
+
 def write_plots(records: list[EpisodeRecord], directory: str | Path,
                 trials: Optional[str] = None) -> list[Path]:
     """Every figure for the records into `directory`; returns the files written."""
@@ -78,6 +100,23 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
                    ylim=(-0.02, 1.02))
             ax.legend(fontsize="small")
             written += _save(fig, out, f"success-vs-budget-{slug}")
+            plt.close(fig)
+
+        curves = context_curves(everything)
+        if curves:
+            top = max([s for cs in curves.values() for c in cs for s, _ in c]
+                      + [r.budget_steps for r in everything])
+            xs = list(range(0, top + 1, max(1, top // 200)))
+            fig, ax = plt.subplots(figsize=(6, 4))
+            for label, cs in curves.items():
+                ax.plot(xs, [fmean(coverage_at(c, x) for c in cs) for x in xs], linestyle="--",
+                        label=f"coverage: {label}")
+            for arm in ordered:
+                ax.plot(xs, success_under_budgets(arms[arm], xs), label=f"success: {labels[arm]}")
+            ax.set(xlabel="environment steps", ylabel="coverage / success rate",
+                   title=title, ylim=(-0.02, 1.02))
+            ax.legend(fontsize="x-small")
+            written += _save(fig, out, f"coverage-vs-steps-{slug}")
             plt.close(fig)
 
         # learning curves: over the stream, as the method's memory grows

@@ -58,12 +58,29 @@ def metric_applies(metric: Metric, benchmark: str, method: str) -> bool:
     return metric in _benchmark_class(benchmark).metrics or metric in _method_class(method).metrics
 
 
+def _context_class(name: str) -> Optional[type]:
+    try:
+        return registry.context_class(name)
+    except UserError:
+        return None
+
+
 def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
-    """Every table the benchmarks and methods of `results` make of their own records."""
+    """Every table the benchmarks and methods of `results` make of their own records, then
+    the context providers' tables, each of the records of every benchmark split it ran on
+    (with and without it: its tables compare the two)."""
     tables: list[Table] = []
     for lookup, field in ((_benchmark_class, "benchmark"), (_method_class, "method")):
         for name in sorted({getattr(r, field) for r in results}):
             own = [r for r in results if getattr(r, field) == name]
             for make in lookup(name).tables:
                 tables.extend(make(own))
+    for name in sorted({r.context for r in results if r.context}):
+        provider = _context_class(name)
+        if provider is None:
+            continue
+        splits = {(r.benchmark, r.split) for r in results if r.context == name}
+        around = [r for r in results if (r.benchmark, r.split) in splits]
+        for make in provider.tables:
+            tables.extend(make(around))
     return tables

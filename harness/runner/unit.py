@@ -88,6 +88,7 @@ def _context_extra(stream: StreamSpec, given: GivenContext, charged: bool) -> di
     return {"name": stream.context, "key": r.key, "config": changed, "model": r.model,
             "explore_steps": r.explore_steps, "llm_calls": r.llm_calls,
             "tokens_in": r.tokens_in, "tokens_out": r.tokens_out, "coverage": dict(r.coverage),
+            "coverage_curve": [list(point) for point in r.coverage_curve],
             "charged": charged, "reused_from": r.reused_from}
 
 

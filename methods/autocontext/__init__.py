@@ -23,6 +23,7 @@ from lifebench.methods.autocontext.actor import Actor, Segment, key_result
 from lifebench.methods.autocontext.extractor import Extractor, Knowledge, split_document
 from lifebench.methods.autocontext.forest import INIT_STATE, TodoForest
 from lifebench.methods.autocontext.planner import Planner
+from lifebench.methods.autocontext.tables import TABLES
 
 PLANNERS = ("llm", "random")
 EXTRACTORS = ("schema", "naive")
@@ -68,6 +69,7 @@ class AutoContext(ContextProvider):
     name = "autocontext"
     Config = AutoContextConfig
     use_fields = ("sections",)
+    tables = TABLES
 
     @classmethod
     def problem(cls, config: Any, benchmark: Any) -> Optional[str]:

@@ -1,0 +1,274 @@
+"""AutoContext's tables, from the result records of the benchmarks a context ran on (with and
+without it), in the layouts of the paper's Tables 1-4 and 7 and its Crafter figure:
+
+- **success under step budgets** (Tables 1-2): per benchmark split, one row per method
+  and one per "method + AutoContext", a column per budget (the paper's: TextWorld 50,
+  100, 400, 1600; ALFWorld 5, 10, 40, 160; elsewhere 1/8, 1/4 and 1/2 of the largest
+  episode budget) and "unlimited" (success within the run's own budget); mean +- std over
+  the run's seeds (the paper's runs), from single runs at the full budget;
+- **average steps of successful runs** (Table 3), per method and benchmark, without and
+  with the context;
+- **ablations** (Table 4): the success of each AutoContext build config (full, w/o TODO
+  forest, w/o Planner, w/o Extractor) given to the same method, beside the method alone;
+- **Crafter score** (Figure 4) per method without and with the context;
+- **exploration cost** (Table 7): env steps, LLM calls and tokens of building the
+  contexts, per benchmark and build config (each built context counted once).
+
+The steps of an instance are counted as an agent pays them: for a method with several
+trials (Reflexion) the steps of the failed trials before the first success are added to
+that success's step, so "success within k" means within k environment steps in all.
+A method's own records say nothing of the paper's replay accounting: where an env has no
+native restore, IGE's returns replay actions that count as steps (see IGE's README).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from statistics import fmean, pstdev
+from typing import Any, Optional, Sequence
+
+from lifebench.api import EpisodeRecord, Table
+
+PROVIDER = "autocontext"
+PAPER_BUDGETS = {"textworld": (50, 100, 400, 1600), "alfworld": (5, 10, 40, 160)}
+ABLATIONS = ((("forest", False),), "w/o TODO forest"), \
+    ((("planner", "random"),), "w/o Planner"), \
+    ((("extractor", "naive"),), "w/o Extractor")
+_ABLATION_NAMES = {fields: name for fields, name in ABLATIONS}
+_ABLATION_FIELDS = {k for fields, _ in ABLATIONS for k, _ in fields}
+
+
+def _built_with(record: EpisodeRecord) -> dict[str, Any]:
+    """The context config fields that differ from the defaults (empty: the full method)."""
+    return dict((record.extra.get("context") or {}).get("config") or {})
+
+
+def _namer(records: Sequence[EpisodeRecord]):
+    """How rows name the context an episode was given ("" for none): "AutoContext", an
+    ablation's name, and any other build field that not every AutoContext episode of these
+    records shares (e.g. two exploration budgets), as key=value."""
+    built = [frozenset((k, repr(v)) for k, v in _built_with(r).items() if k != "sections")
+             for r in records if r.context == PROVIDER]
+    common = frozenset.intersection(*built) if built else frozenset()
+
+    def name(record: EpisodeRecord) -> str:
+        if not record.context:
+            return ""
+        if record.context != PROVIDER:
+            return record.context
+        changed = {k: v for k, v in _built_with(record).items()
+                   if k != "sections" and (k, repr(v)) not in common}
+        ablation = tuple(sorted((k, v) for k, v in changed.items() if k in _ABLATION_FIELDS))
+        rest = {k: v for k, v in changed.items() if k not in _ABLATION_FIELDS}
+        label = "AutoContext"
+        if ablation:
+            label += " " + _ABLATION_NAMES.get(ablation, ", ".join(f"{k}={v}" for k, v in ablation))
+        if rest:
+            label += " (" + ", ".join(f"{k}={v}" for k, v in sorted(rest.items())) + ")"
+        return label
+
+    return name
+
+
+def _row_label(method: str, variant: str, model: Optional[str], models: int) -> str:
+    label = f"{method} + {variant}" if variant else method
+    return f"{label} @{model}" if models > 1 and model else label
+
+
+def _steps_to_success(trials: list[EpisodeRecord]) -> Optional[int]:
+    """Env steps an instance took to its first success over its trials in order (the failed
+    trials' steps included); None when no trial succeeded."""
+    spent = 0
+    for r in sorted(trials, key=lambda r: r.trial):
+        if r.success:
+            return spent + (r.success_step or r.steps)
+        spent += r.steps
+    return None
+
+
+def _solved(records: Sequence[EpisodeRecord]) -> dict[int, list[Optional[int]]]:
+    """Per seed, each instance's steps to success (None: never)."""
+    instances: dict[tuple[int, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        instances[(r.seed, r.instance_id)].append(r)
+    out: dict[int, list[Optional[int]]] = defaultdict(list)
+    for (seed, _), trials in sorted(instances.items()):
+        out[seed].append(_steps_to_success(trials))
+    return out
+
+
+def _mean_std(values: list[float], scale: float = 100.0, digits: int = 1) -> str:
+    if not values:
+        return "-"
+    mean = fmean(values) * scale
+    if len(values) == 1:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} +- {pstdev(values) * scale:.{digits}f}"
+
+
+def _rows(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str, Optional[str]], list[EpisodeRecord]]:
+    """Records by (method, context variant, model)."""
+    rows: dict[tuple[str, str, Optional[str]], list[EpisodeRecord]] = defaultdict(list)
+    name = _namer(records)
+    for r in records:
+        rows[(r.method, name(r), r.model)].append(r)
+    return rows
+
+
+def _order(key: tuple[str, str, Optional[str]]) -> tuple:
+    method, variant, model = key
+    return (method, model or "", variant != "", variant)
+
+
+def _groups(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str], list[EpisodeRecord]]:
+    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.benchmark, r.split)].append(r)
+    return dict(sorted(groups.items()))
+
+
+def budgets_for(benchmark: str, largest: int) -> tuple[int, ...]:
+    if benchmark in PAPER_BUDGETS:
+        return PAPER_BUDGETS[benchmark]
+    return tuple(sorted({max(1, largest // d) for d in (8, 4, 2)}))
+
+
+def success_under_budgets(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Tables 1-2: success within each budget, mean +- std over seeds."""
+    tables = []
+    for (benchmark, split), group in _groups(records).items():
+        largest = max(r.budget_steps for r in group)
+        budgets = budgets_for(benchmark, largest)
+        models = len({r.model for r in group})
+        rows, arms = [], _rows(group)
+        for key in sorted(arms, key=_order):
+            per_seed = _solved(arms[key])
+            cells = []
+            for k in (*budgets, None):
+                rates = [sum(1 for s in solved if s is not None and (k is None or s <= k))
+                         / len(solved) for solved in per_seed.values()]
+                cells.append(_mean_std(rates))
+            rows.append([_row_label(*key, models), *cells])
+        seeds = len({r.seed for r in group})
+        tables.append(Table.of(
+            f"AutoContext: {benchmark} {split}, success (%) under step budgets",
+            ["method", *map(str, budgets), "unlimited"], rows,
+            notes=[f"mean +- std over {seeds} seed(s); 'unlimited' is within the run's own "
+                   f"budget (largest {largest} steps); a budget above an episode's own cannot "
+                   f"add successes it did not have"]))
+    return tables
+
+
+def successful_steps(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Table 3: average steps of successful runs, per method, without and with a context."""
+    benchmarks = sorted({r.benchmark for r in records})
+    by_method: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for (method, variant, _), rs in _rows(records).items():
+        for benchmark in benchmarks:
+            for solved in _solved([r for r in rs if r.benchmark == benchmark]).values():
+                by_method[(method, benchmark)][variant].extend(s for s in solved if s is not None)
+    methods = sorted({m for m, _ in by_method})
+    variants = sorted({v for cells in by_method.values() for v in cells})
+    if not variants or variants == [""]:
+        return []
+    headers = ["method"] + [f"{b}: {v or 'baseline'}" for b in benchmarks for v in variants]
+    rows = []
+    for method in methods:
+        cells = []
+        for benchmark in benchmarks:
+            for variant in variants:
+                steps = by_method.get((method, benchmark), {}).get(variant, [])
+                cells.append(f"{fmean(steps):.1f}" if steps else "-")
+        rows.append([method, *cells])
+    return [Table.of("AutoContext: average steps of successful runs", headers, rows,
+                     notes=["steps to the first success of an instance, failed trials before "
+                            "it included; '-' where nothing succeeded or nothing ran"])]
+
+
+def ablations(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Table 4: success of each AutoContext build config beside the method alone, per
+    method that ran with more than one build config."""
+    tables = []
+    rows_by_key = _rows(records)
+    for method in sorted({m for m, v, _ in rows_by_key if v.startswith("AutoContext")}):
+        variants = sorted({v for m, v, _ in rows_by_key if m == method},
+                          key=lambda v: (v == "", v != "AutoContext", v))
+        if sum(1 for v in variants if v.startswith("AutoContext")) < 2:
+            continue
+        benchmarks = sorted({r.benchmark for r in records if r.method == method})
+        rows = []
+        for variant in variants:
+            cells = []
+            for benchmark in benchmarks:
+                picked = [r for (m, v, _), rs in rows_by_key.items() if m == method and v == variant
+                          for r in rs if r.benchmark == benchmark]
+                rates = [sum(s is not None for s in solved) / len(solved)
+                         for solved in _solved(picked).values() if solved]
+                cells.append(_mean_std(rates))
+            rows.append([_row_label(method, variant, None, 1), *cells])
+        tables.append(Table.of(f"AutoContext: ablations with {method} (success %)",
+                               ["method", *benchmarks], rows,
+                               notes=["mean +- std over seeds, within the run's budget"]))
+    return tables
+
+
+def _crafter_score(records: Sequence[EpisodeRecord]) -> float:
+    """Crafter's score (Hafner 2021): the geometric mean of (1 + each achievement's success
+    rate in percent), less one, over the achievements the records list."""
+    names = sorted({a for r in records for a in (r.extra.get("achievements") or {})})
+    if not records or not names:
+        return math.nan
+    rates = [100 * fmean(float((r.extra.get("achievements") or {}).get(a, 0) > 0) for r in records)
+             for a in names]
+    return math.exp(fmean(math.log1p(x) for x in rates)) - 1
+
+
+def crafter_scores(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Figure 4: Crafter's score per method, without and with the context."""
+    crafter = [r for r in records if r.benchmark == "crafter"]
+    if not crafter:
+        return []
+    rows_by_key = _rows(crafter)
+    variants = sorted({v for _, v, _ in rows_by_key}, key=lambda v: (v != "", v))
+    rows = []
+    for method in sorted({m for m, _, _ in rows_by_key}):
+        cells = []
+        for variant in variants:
+            picked = [r for (m, v, _), rs in rows_by_key.items() if m == method and v == variant
+                      for r in rs]
+            cells.append(f"{_crafter_score(picked):.1f}" if picked else "-")
+        rows.append([method, *cells])
+    return [Table.of("AutoContext: Crafter score (%)",
+                     ["method", *[v or "baseline" for v in variants]], rows,
+                     notes=["geometric mean of (1 + achievement success rates) less one, "
+                            "over every episode of the cell"])]
+
+
+def exploration_cost(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Table 7: what building the contexts cost, each built context counted once."""
+    builds: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    name = _namer(records)
+    for r in records:
+        given = r.extra.get("context") or {}
+        if r.context == PROVIDER and given.get("key") and not given.get("reused_from"):
+            builds[(r.benchmark, name(r))][given["key"]] = given
+    if not builds:
+        return []
+    rows = []
+    for (benchmark, variant), by_key in sorted(builds.items()):
+        built = list(by_key.values())
+        coverage = [b["coverage"]["all"] for b in built if (b.get("coverage") or {}).get("all") is not None]
+        rows.append([benchmark, variant, len(built),
+                     f"{fmean(b['explore_steps'] for b in built):.1f}",
+                     f"{fmean(b['llm_calls'] for b in built):.1f}",
+                     f"{fmean(b['tokens_in'] + b['tokens_out'] for b in built):.0f}",
+                     f"{100 * fmean(coverage):.1f}" if coverage else "-"])
+    return [Table.of("AutoContext: exploration cost per instance context",
+                     ["benchmark", "context", "contexts", "env steps", "LLM calls", "tokens",
+                      "coverage (%)"], rows,
+                     notes=["means over the contexts built; coverage of the instance's "
+                            "locations and objects against the benchmark's ground truth"])]
+
+
+TABLES = (success_under_budgets, successful_steps, ablations, crafter_scores, exploration_cost)

@@ -1,0 +1,121 @@
+"""AutoContext's tables on records with known numbers: success under the paper's budgets
+(mean +- std over seeds, trials' steps added up), average steps of successful runs, the
+ablation table named from the build configs, Crafter's score, exploration cost counted once
+per built context; and the leaderboard prints them and draws the coverage figure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from lifebench.api import EpisodeRecord
+from lifebench.leaderboard.plugins import plugin_tables
+from lifebench.leaderboard.report import leaderboard_report
+from lifebench.methods.autocontext.tables import (ablations, crafter_scores, exploration_cost,
+                                                  success_under_budgets, successful_steps)
+
+
+def record(method: str, instance: str, *, success: bool, steps: int, seed: int = 0,
+           context: Optional[dict[str, Any]] = None, benchmark: str = "textworld",
+           split: str = "ige-cooking", trial: int = 0, extra: Optional[dict] = None) -> EpisodeRecord:
+    more = dict(extra or {})
+    if context is not None:
+        more["context"] = {"name": "autocontext", "key": f"k-{instance}-{context.get('tag', '')}",
+                           "config": {k: v for k, v in context.items() if k not in ("tag", "steps")},
+                           "explore_steps": context.get("steps", 100), "llm_calls": 10,
+                           "tokens_in": 900, "tokens_out": 100, "coverage": {"all": 0.5},
+                           "coverage_curve": [[0, 0.1], [50, 0.5]], "charged": True,
+                           "reused_from": None}
+    return EpisodeRecord(run_id="r", benchmark=benchmark, split=split, instance_id=instance,
+                         method=method, method_config_hash="h", model="m", seed=seed,
+                         trial=trial, episode_index=0, budget_steps=2000, steps=steps,
+                         success=success, score=float(success), status="ok",
+                         success_step=steps if success else None, extra=more,
+                         context="autocontext" if context is not None else "",
+                         context_config_hash=("c" + json.dumps(context, sort_keys=True))[:12]
+                         if context is not None else "")
+
+
+def test_success_under_budgets_is_the_mean_and_std_over_seeds_in_the_papers_columns():
+    records = [
+        # ReAct: seed 0 solves a at 40 and b at 300; seed 1 solves a at 120 only
+        record("react", "a", success=True, steps=40), record("react", "b", success=True, steps=300),
+        record("react", "a", success=True, steps=120, seed=1),
+        record("react", "b", success=False, steps=2000, seed=1),
+        # + AutoContext: both seeds solve both within 50
+        *[record("react", i, success=True, steps=30, seed=s, context={})
+          for i in "ab" for s in (0, 1)]]
+    [table] = success_under_budgets(records)
+    assert table.headers == ("method", "50", "100", "400", "1600", "unlimited")
+    assert table.rows == (("react", "25.0 +- 25.0", "25.0 +- 25.0", "75.0 +- 25.0",
+                           "75.0 +- 25.0", "75.0 +- 25.0"),
+                          ("react + AutoContext", "100.0 +- 0.0", "100.0 +- 0.0", "100.0 +- 0.0",
+                           "100.0 +- 0.0", "100.0 +- 0.0"))
+    alf = [record("react", "x", success=True, steps=7, benchmark="alfworld", split="valid_unseen")]
+    assert success_under_budgets(alf)[0].headers == ("method", "5", "10", "40", "160", "unlimited")
+
+
+def test_a_success_after_failed_trials_costs_their_steps_too():
+    records = [record("reflexion", "a", success=False, steps=80, trial=0),
+               record("reflexion", "a", success=True, steps=30, trial=1)]
+    [table] = success_under_budgets(records)
+    assert table.rows == (("reflexion", "0.0", "0.0", "100.0", "100.0", "100.0"),)  # 110 steps
+    [steps] = successful_steps(records + [record("reflexion", "a", success=True, steps=20,
+                                                 context={})])
+    assert steps.headers == ("method", "textworld: baseline", "textworld: AutoContext")
+    assert steps.rows == (("reflexion", "110.0", "20.0"),)
+
+
+def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not():
+    shared = {"explore_steps": 12}
+    records = [record("react", "a", success=False, steps=100),
+               record("react", "a", success=True, steps=10, context={**shared, "tag": "f"}),
+               record("react", "a", success=False, steps=9,
+                      context={**shared, "forest": False, "tag": "1"}),
+               record("react", "a", success=True, steps=9,
+                      context={**shared, "planner": "random", "tag": "2"}),
+               record("react", "a", success=False, steps=9,
+                      context={**shared, "extractor": "naive", "tag": "3"})]
+    [table] = ablations(records)
+    assert table.rows == (("react + AutoContext", "100.0"),
+                          ("react + AutoContext w/o Extractor", "0.0"),
+                          ("react + AutoContext w/o Planner", "100.0"),
+                          ("react + AutoContext w/o TODO forest", "0.0"),
+                          ("react", "0.0"))
+    # one build config only: no ablation table
+    assert ablations(records[:2]) == []
+
+
+def test_crafter_score_per_method_without_and_with_the_context():
+    def crafter(success: dict[str, int], context=None):
+        return record("react", "world-0", success=True, steps=10, benchmark="crafter",
+                      split="seeds-100", context=context, extra={"achievements": success})
+    # two achievements: baseline unlocks one of them in 1 of 2 episodes (50%, 0%) ->
+    # sqrt(51 * 1) - 1; with the context both always (100%, 100%) -> 100
+    records = [crafter({"a": 1, "b": 0}), crafter({"a": 0, "b": 0}),
+               crafter({"a": 1, "b": 2}, {}), crafter({"a": 3, "b": 1}, {})]
+    [table] = crafter_scores(records)
+    assert table.headers == ("method", "baseline", "AutoContext")
+    assert table.rows == (("react", f"{51 ** 0.5 - 1:.1f}", "100.0"),)
+
+
+def test_exploration_cost_counts_each_built_context_once():
+    records = [record(m, i, success=True, steps=5, context={"steps": s})
+               for m in ("react", "reflexion") for i, s in (("a", 100), ("b", 300))]
+    [table] = exploration_cost(records)
+    assert table.rows == (("textworld", "AutoContext", "2", "200.0", "10.0", "1000", "50.0"),)
+
+
+def test_the_leaderboard_prints_the_tables_and_draws_coverage(tmp_path: Path):
+    records = [record("react", "a", success=True, steps=40),
+               record("react", "a", success=True, steps=20, context={})]
+    titles = [t.title for t in plugin_tables(records)]
+    assert "AutoContext: textworld ige-cooking, success (%) under step budgets" in titles
+    assert "AutoContext: exploration cost per instance context" in titles
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "episodes.jsonl").write_text("".join(r.to_json() + "\n" for r in records))
+    text = leaderboard_report([run], plots=tmp_path / "figures")
+    assert "AutoContext: average steps of successful runs" in text
+    assert list((tmp_path / "figures").glob("coverage-vs-steps-*.png"))
