@@ -313,6 +313,9 @@ class EpisodeTools:
     # steps of the episode); restore returns the observation there.
     snapshot: Optional[Callable[[], Any]] = None
     restore: Optional[Callable[[Any], Observation]] = None
+    # For methods with `needs.restore`: whether the last step ended the game without
+    # success (the branch is over: the next `act` must restore, or the episode ends).
+    branch_over: Optional[Callable[[], bool]] = None
 
 
 @dataclass(frozen=True)

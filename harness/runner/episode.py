@@ -137,8 +137,9 @@ class _Returns:
         self.episode.trajectory.append(TrajectoryStep(observation.text))  # no action: a return
         if not self.native:
             for action in snapshot.actions:
+                ended = self.play(action)  # raises _BudgetEnd when no step is left
                 self.replayed += 1
-                if self.play(action):
+                if ended:
                     self.replay_ended = not self.branch_over
                     break
         return self.episode.observation
@@ -185,7 +186,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                                  query=getattr(env, "query", None) or no_queries, oracle=oracle,
                                  render=getattr(env, "render", None) or _no_image,
                                  snapshot=returns.snapshot if returns else None,
-                                 restore=returns.restore if returns else None)
+                                 restore=returns.restore if returns else None,
+                                 branch_over=(lambda: returns.branch_over) if returns else None)
             side = "method"
             episode.explore_steps = _explore(benchmark, instance, method, task)
             method.begin_episode(task, tools)
