@@ -1,0 +1,387 @@
+"""The sandbox that runs the Planner's code: a separate Python process (this file, run as
+`python -I -S -c <this source> <limits>`), which imports only the standard library.
+
+Why a process and not a thread: a thread cannot be stopped, so an endless loop or a huge
+computation in the Planner's code would keep a core of the worker busy for the rest of the
+run; a process is killed (`sandbox.CodeProcess` does it when the code computes for too long
+without acting), and the kernel caps what it may use (`_limit`: address space, CPU seconds,
+no new processes, no files written, few descriptors). It starts with an empty environment
+(no API key reaches it) and without site-packages.
+
+Inside, the code runs with `exec` in a namespace that holds only the agent (whose action
+methods send the action to the parent and block until its observation comes back), the
+helpers the parent defines, a few safe built-ins and a cut-down `re`. Before anything runs,
+`check_code` refuses what a plan never needs and an escape would: imports, names such as
+`open`, `eval` or `__import__`, dunder names, classes, and any attribute outside an allow
+list (the public methods of str, list, dict, set, tuple, numbers, regex matches, and the
+agent's own), so `().__class__.__subclasses__()` or a generator's frame are out of reach.
+
+Protocol: one JSON object per line. Parent -> child: {"type": "init", "actions": [...],
+"variables": {...}}, {"type": "define", "source": ...}, {"type": "run", "code": ...},
+{"type": "exit"}; while code runs, each action is sent as {"type": "action", "name",
+"args", "call"} and answered with {"type": "result", "observation", "state"}, {"type":
+"refused", "error"} (a malformed call: raised in the code as ActionError) or {"type":
+"stop", "reason"} (the task is over or the step cap is reached: the code is aborted).
+Child -> parent after each message: {"type": "ready"}, {"type": "defined", "errors"},
+{"type": "finished", "error", "printed", "stopped"}.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+import traceback
+from typing import Any, Callable, Optional
+
+MAX_CODE_CHARS = 30_000
+MAX_PRINTED = 4_000
+
+# Built-ins an escape would start from, refused by name wherever they appear (with every
+# dunder name). Other built-ins are simply absent from the namespace: a plan may use their
+# names as its own variables (`object`, `type`), and calling them is a NameError.
+FORBIDDEN_NAMES = frozenset({
+    "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals",
+    "vars", "input", "breakpoint",
+})
+# Statements and expressions refused outright, with the reason shown to the Planner.
+FORBIDDEN_NODES: dict[type, str] = {
+    ast.Import: "imports are not allowed",
+    ast.ImportFrom: "imports are not allowed",
+    ast.ClassDef: "classes are not allowed: define functions",
+    ast.AsyncFunctionDef: "async code is not allowed",
+    ast.AsyncFor: "async code is not allowed",
+    ast.AsyncWith: "async code is not allowed",
+    ast.Await: "async code is not allowed",
+}
+# Attribute names that would reach beyond the namespace even without an underscore.
+_UNSAFE_ATTRIBUTES = frozenset({"format", "format_map", "mro"})
+
+
+def _builtins() -> dict[str, Any]:
+    import builtins
+
+    names = ("abs", "all", "any", "bool", "dict", "enumerate", "filter", "float", "int",
+             "isinstance", "len", "list", "map", "max", "min", "range", "repr", "reversed",
+             "round", "set", "sorted", "str", "sum", "tuple", "zip", "frozenset", "divmod",
+             "chr", "ord", "iter", "next", "Exception", "AssertionError", "ValueError",
+             "KeyError", "IndexError", "TypeError", "RuntimeError", "StopIteration",
+             "ZeroDivisionError", "NameError", "AttributeError")
+    return {name: getattr(builtins, name) for name in names}
+
+
+class SafeRe:
+    """The part of `re` a plan needs; its attributes are all in the allow list."""
+
+    IGNORECASE = I = re.IGNORECASE
+    MULTILINE = M = re.MULTILINE
+    DOTALL = S = re.DOTALL
+
+    def __init__(self) -> None:
+        for name in ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn",
+                     "split", "escape", "compile"):
+            setattr(self, name, getattr(re, name))
+
+
+RE_NAMES = frozenset({"search", "match", "fullmatch", "findall", "finditer", "sub", "subn",
+                      "split", "escape", "compile", "IGNORECASE", "I", "MULTILINE", "M",
+                      "DOTALL", "S"})
+
+
+def allowed_attributes(extra: frozenset = frozenset()) -> frozenset:
+    """Public methods and fields of the values a plan works with, plus `extra` (the
+    agent's actions and fields)."""
+    values: list[Any] = ["", [], {}, set(), frozenset(), (), 0, 0.0, True,
+                         re.compile(""), re.match("", ""), Exception()]
+    names = {n for v in values for n in dir(v) if not n.startswith("_")}
+    names |= RE_NAMES | {"args", "location", "holding"}
+    return frozenset((names - _UNSAFE_ATTRIBUTES) | extra)
+
+
+def check_code(code: str, allowed: Optional[frozenset] = None) -> list[str]:
+    """What makes `code` unfit to run (empty when it may run): each problem with its line."""
+    if len(code) > MAX_CODE_CHARS:
+        return [f"the code is longer than {MAX_CODE_CHARS} characters"]
+    try:
+        tree = ast.parse(code, filename="<plan>")
+    except SyntaxError as exc:
+        return [f"line {exc.lineno}: syntax error: {exc.msg}"]
+    allowed = allowed if allowed is not None else allowed_attributes()
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", "?")
+        reason = FORBIDDEN_NODES.get(type(node))
+        if reason:
+            problems.append(f"line {line}: {reason}")
+        elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id.startswith("__")):
+            problems.append(f"line {line}: `{node.id}` is not available in the sandbox")
+        elif isinstance(node, ast.Attribute) and node.attr == "format" and _plain_template(node.value):
+            continue  # "go to {}".format(x): a literal template that reaches no attribute
+        elif isinstance(node, ast.Attribute) and (node.attr.startswith("_") or node.attr not in allowed):
+            problems.append(f"line {line}: the attribute `.{node.attr}` is not allowed"
+                            + (" (use an f-string)" if node.attr == "format" else ""))
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            names = [a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs]
+            names += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
+            if isinstance(node, ast.FunctionDef):
+                names.append(node.name)
+            bad = [n for n in names if n.startswith("__") or n in FORBIDDEN_NAMES]
+            if bad:
+                problems.append(f"line {line}: the name `{bad[0]}` is not allowed")
+        elif isinstance(node, ast.ExceptHandler) and node.type is None:
+            problems.append(f"line {line}: a bare `except:` is not allowed; use `except Exception:`")
+        elif isinstance(node, ast.arg) and node.arg.startswith("__"):
+            problems.append(f"line {line}: the name `{node.arg}` is not allowed")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bad = [n for n in node.names if n.startswith("__") or n in FORBIDDEN_NAMES]
+            if bad:
+                problems.append(f"line {line}: the name `{bad[0]}` is not allowed")
+    seen: set[str] = set()
+    return [p for p in problems if not (p in seen or seen.add(p))][:8]
+
+
+def _plain_template(node: ast.AST) -> bool:
+    """Whether `node` is a string literal whose format fields are plain names or positions
+    (`{}`, `{0}`, `{name}`): no attribute or index lookups, no nested fields."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    import string
+
+    try:
+        fields = list(string.Formatter().parse(node.value))
+    except ValueError:
+        return False
+    return all(name is None or (re.fullmatch(r"\w*", name) and "{" not in (spec or ""))
+               for _, name, spec, _ in fields)
+
+
+def function_sources(code: str) -> list[str]:
+    """The top-level function definitions of `code` whose body is more than `pass`/`...`
+    (a rule's example that only names a helper defines nothing)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(
+            getattr(s, "value", None), ast.Constant) and isinstance(s.value.value, str))]
+        trivial = all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(
+            getattr(s, "value", None), ast.Constant) and s.value.value is Ellipsis) for s in body)
+        if body and not trivial:
+            segment = ast.get_source_segment(code, node)
+            if segment:
+                out.append(segment)
+    return out
+
+
+# -- the child process
+
+class ActionError(Exception):
+    """An action call the parent could not turn into a command (raised in the plan)."""
+
+
+class StopRun(BaseException):
+    """The task is over or the step cap is reached: the rest of the plan is skipped.
+    A BaseException, so `except Exception` in a plan does not swallow it."""
+
+
+def _limit(limits: dict[str, Any]) -> None:
+    try:
+        import resource
+    except ImportError:  # not on this platform: the parent's wall-clock cap remains
+        return
+    memory = int(limits.get("memory_mb", 1024)) * 1024 * 1024
+    cpu = int(limits.get("cpu_s", 120))
+    for kind, value in ((getattr(resource, "RLIMIT_AS", None), memory),
+                        (getattr(resource, "RLIMIT_CPU", None), cpu),
+                        (getattr(resource, "RLIMIT_NPROC", None), 0),
+                        (getattr(resource, "RLIMIT_FSIZE", None), 0),
+                        (getattr(resource, "RLIMIT_NOFILE", None), 16),
+                        (getattr(resource, "RLIMIT_CORE", None), 0)):
+        if kind is None:
+            continue
+        try:
+            resource.setrlimit(kind, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+class _Channel:
+    def __init__(self, reader: Any, writer: Any) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.writer.write((json.dumps(message) + "\n").encode("utf-8"))
+        self.writer.flush()
+
+    def receive(self) -> dict[str, Any]:
+        line = self.reader.readline()
+        if not line:
+            raise SystemExit(0)  # the parent is gone
+        return json.loads(line.decode("utf-8"))
+
+
+class _Agent:
+    """The object the plan calls `agent`: its action methods, `location` and `holding`."""
+
+    def __init__(self, channel: _Channel, actions: list[str], on_stop: Callable[[str], None]) -> None:
+        self.location: Optional[str] = None
+        self.holding: Optional[str] = None
+        self._channel = channel
+        self._stopped: Optional[str] = None
+        self._on_stop = on_stop
+        for name in actions:
+            setattr(self, name, self._action(name))
+
+    def _action(self, name: str) -> Callable[..., str]:
+        def act(*args: Any) -> str:
+            if self._stopped is not None:
+                raise StopRun(self._stopped)
+            shown = ", ".join(repr(a) for a in args)
+            self._channel.send({"type": "action", "name": name, "args": [str(a) for a in args],
+                                "call": f"agent.{name}({shown})"})
+            reply = self._channel.receive()
+            if reply.get("type") == "stop":
+                self._stopped = str(reply.get("reason") or "stopped")
+                self._on_stop(self._stopped)
+                raise StopRun(self._stopped)
+            if reply.get("type") == "refused":
+                raise ActionError(str(reply.get("error")))
+            state = reply.get("state") or {}
+            if "location" in state:
+                self.location = state["location"]
+            if "holding" in state:
+                self.holding = state["holding"]
+            return str(reply.get("observation", ""))
+        act.__name__ = name
+        return act
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<plan>"]
+    where = f" (line {frames[-1].lineno}: {frames[-1].line.strip()})" if frames and frames[-1].line \
+        else (f" (line {frames[-1].lineno})" if frames else "")
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
+
+
+class _Child:
+    def __init__(self, channel: _Channel) -> None:
+        self.channel = channel
+        self.namespace: dict[str, Any] = {}
+        self.allowed = allowed_attributes()
+        self.printed: list[str] = []
+        self.printed_chars = 0
+        self.stopped: Optional[str] = None
+        self.lines: dict[str, list[str]] = {}
+
+    def _print(self, *args: Any, sep: str = " ", end: str = "\n") -> None:
+        text = sep.join(str(a) for a in args) + end
+        if self.printed_chars < MAX_PRINTED:
+            self.printed.append(text[: MAX_PRINTED - self.printed_chars])
+        self.printed_chars += len(text)
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = reason
+
+    def init(self, message: dict[str, Any]) -> None:
+        actions = [str(a) for a in message.get("actions", [])]
+        self.allowed = allowed_attributes(frozenset(actions))
+        builtins = _builtins()
+        builtins["print"] = self._print
+        builtins["ActionError"] = ActionError
+        self.namespace = {"__builtins__": builtins, "__name__": "__plan__",
+                          "agent": _Agent(self.channel, actions, self._stop), "re": SafeRe()}
+        for name, value in (message.get("variables") or {}).items():
+            if isinstance(name, str) and name.isidentifier() and not name.startswith("_"):
+                self.namespace[name] = value
+        self.channel.send({"type": "ready"})
+
+    def define(self, source: str) -> None:
+        """Top-level function definitions, one at a time (a broken one skips only itself)."""
+        errors = []
+        for piece in function_sources(source) or ([source] if source.strip() else []):
+            problems = check_code(piece, self.allowed)
+            if problems:
+                errors.append("; ".join(problems))
+                continue
+            try:
+                tree = ast.parse(piece)
+                if not all(isinstance(n, ast.FunctionDef) for n in tree.body):
+                    errors.append("only function definitions can be predefined")
+                    continue
+                exec(compile(tree, "<helper>", "exec"), self.namespace)
+            except Exception as exc:  # noqa: BLE001 (reported to the parent)
+                errors.append(_error_text(exc))
+        self.channel.send({"type": "defined", "errors": errors})
+
+    def run(self, code: str) -> None:
+        self.printed, self.printed_chars, self.stopped = [], 0, None
+        agent = self.namespace.get("agent")
+        if isinstance(agent, _Agent):
+            agent._stopped = None
+        problems = check_code(code, self.allowed)
+        error: Optional[str] = None
+        if problems:
+            error = "Refused: " + "; ".join(problems)
+        else:
+            import linecache
+
+            # the plan's lines in its errors
+            linecache.cache["<plan>"] = (len(code), None, code.splitlines(True), "<plan>")
+            try:
+                exec(compile(code, "<plan>", "exec"), self.namespace)
+            except StopRun:
+                pass
+            except RecursionError:
+                error = "RecursionError: maximum recursion depth exceeded"
+            except MemoryError:
+                error = "MemoryError: the code used too much memory"
+            except Exception as exc:  # noqa: BLE001 (the plan's own error: its feedback)
+                error = _error_text(exc)
+        if self.printed_chars > MAX_PRINTED:
+            self.printed.append(f"... ({self.printed_chars - MAX_PRINTED} more characters)")
+        self.channel.send({"type": "finished", "error": error, "printed": "".join(self.printed),
+                           "stopped": self.stopped})
+
+    def serve(self) -> None:
+        while True:
+            message = self.channel.receive()
+            kind = message.get("type")
+            if kind == "init":
+                self.init(message)
+            elif kind == "define":
+                self.define(str(message.get("source", "")))
+            elif kind == "run":
+                self.run(str(message.get("code", "")))
+            elif kind == "exit":
+                return
+            elif kind in ("result", "refused", "stop"):
+                continue  # an answer that arrived after the code had ended
+            else:
+                self.channel.send({"type": "finished", "error": f"unknown message {kind!r}",
+                                   "printed": "", "stopped": None})
+
+
+def main() -> None:
+    import os
+
+    limits = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    _limit(limits)
+    writer = os.fdopen(os.dup(1), "wb")
+    reader = sys.stdin.buffer
+    # Nothing the plan does can write to the protocol's stream.
+    devnull = open(os.devnull, "w")
+    sys.stdout = devnull
+    sys.stderr = devnull
+    sys.setrecursionlimit(int(limits.get("recursion", 200)))
+    _Child(_Channel(reader, writer)).serve()
+
+
+if __name__ == "__main__":
+    main()
