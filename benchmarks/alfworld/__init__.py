@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lifebench.api import (Benchmark, Instance, UserError, few_shot_base, few_shot_splits,
-                           partition_few_shot, unknown_name)
+from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
+                           few_shot_base, few_shot_splits, partition_few_shot, unknown_name)
 
 from lifebench.benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
 from lifebench.benchmarks.manifests import read_manifest, sha256_file
@@ -88,6 +88,16 @@ class AlfworldBenchmark(Benchmark):
 
         # ALFWorld's text games are deterministic: the seed changes nothing.
         return AlfworldEnv(instance.payload, extra={"task_type": instance.metadata["task_type"]})
+
+    def context_schema(self) -> ContextSchema:
+        from lifebench.benchmarks.alfworld.context import schema
+
+        return schema()
+
+    def instance_facts(self, env: Any) -> InstanceFacts:
+        from lifebench.benchmarks.alfworld.context import instance_facts
+
+        return instance_facts(env)
 
     def oracle(self, env: Any) -> Any:
         from lifebench.benchmarks.replay_oracle import ReplayOracle

@@ -59,6 +59,7 @@ class AlfworldEnv(PooledEngineEnv):
         self.extra = dict(extra or {})
         self._engine: Any = None
         self._state: Any = None
+        self._start: Any = None  # the state at the last reset
 
     # -- protocol
     def reset(self) -> Observation:
@@ -67,7 +68,7 @@ class AlfworldEnv(PooledEngineEnv):
                 self._engine = _pool.acquire(self.game_file)
             return self._engine.reset()
 
-        self._state = self._call(reset)
+        self._state = self._start = self._call(reset)
         text = strip_banner(self._state.feedback)
         return Observation(text, data={"task": text.rsplit("Your task is to: ", 1)[-1].strip()})
 
@@ -94,6 +95,14 @@ class AlfworldEnv(PooledEngineEnv):
             return list(engine._pddl_state.replan(engine._entity_infos))
 
         return self._call(plan)
+
+    def start_facts(self) -> tuple[list[Any], dict[str, Any]]:
+        """The PDDL facts of the game's initial state and its entities (`EntityInfo` by
+        PDDL id; `.name` is the name the game prints, e.g. "mug 2"). Privileged: the
+        instance's ground truth for contexts (`context.py`), never shown to a method."""
+        if self._start is None:
+            raise RuntimeError("call reset() before asking for the game's initial facts")
+        return list(self._start["_facts"]), dict(self._start["_entity_infos"])
 
     def close(self) -> None:
         if self._engine is not None:

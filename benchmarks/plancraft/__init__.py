@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from lifebench.api import (Benchmark, Instance, Observation, UserError, base_split,
-                           curriculum_split, is_curriculum_split, unknown_name)
+from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, Observation,
+                           UserError, base_split, curriculum_split, is_curriculum_split,
+                           unknown_name)
 from lifebench.benchmarks.manifests import read_manifest, sha256_file
 from lifebench.benchmarks.plancraft.data import SPLIT_FILES, data_dir, load_raw_examples, split_file
 from lifebench.benchmarks.plancraft.reporting import IMPOSSIBLE_F1
@@ -95,6 +96,16 @@ class PlancraftBenchmark(Benchmark):
 
         # Plancraft is deterministic: the seed changes nothing.
         return PlancraftEnv(instance.payload)
+
+    def context_schema(self) -> ContextSchema:
+        from lifebench.benchmarks.plancraft.context import schema
+
+        return schema()
+
+    def instance_facts(self, env: Any) -> InstanceFacts:
+        from lifebench.benchmarks.plancraft.context import instance_facts
+
+        return instance_facts(env)
 
     def oracle(self, env: Any) -> "PlannerOracle":
         return PlannerOracle(env)

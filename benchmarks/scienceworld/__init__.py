@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import Benchmark, Instance, UserError, unknown_name
+from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
+                           unknown_name)
 
 from lifebench.benchmarks.scienceworld.reporting import step_table1
 from lifebench.benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
@@ -98,6 +99,16 @@ class ScienceWorldBenchmark(Benchmark):
         # ScienceWorld is deterministic for a task variation: the seed changes nothing.
         return ScienceWorldTaskEnv(instance.metadata["task_name"],
                                    int(instance.metadata["variation"]), self.config.simplification)
+
+    def context_schema(self) -> ContextSchema:
+        from lifebench.benchmarks.scienceworld.context import schema
+
+        return schema()
+
+    def instance_facts(self, env: Any) -> InstanceFacts:
+        from lifebench.benchmarks.scienceworld.context import instance_facts
+
+        return instance_facts(env)
 
     def oracle(self, env: Any) -> Any:
         """Replays the instance's shortened gold path (oracle_paths.py) when it has one, else

@@ -37,6 +37,7 @@ class ScienceWorldTaskEnv:
         self.want_gold = False  # set by the oracle before reset
         self.gold: list[str] = []
         self._sim: Optional[Any] = None
+        self._start_tree: Optional[dict[str, Any]] = None  # the world at the last reset
         self.best_score = 0
         self.raw_score = 0
         self.fatal = False
@@ -51,12 +52,15 @@ class ScienceWorldTaskEnv:
             self.gold = list(sim.get_gold_action_sequence()) if self.want_gold else []
             sim.server.reset()
             first = sim.server.step("look around")  # the package's reset does the same
+            # the world as the episode starts (~15 ms): contexts' ground truth (`start_world`)
+            self._start_tree = sim.getObjectTree()
             self._sim = sim
             return Observation(f"{sim.server.freeActionTaskDesc()}\n\n{first}",
                                data={"task": self.task_name, "variation": self.variation})
 
         self.best_score = self.raw_score = 0
         self.fatal = self.completed = False
+        self._start_tree = None
         return self._call(load)
 
     def step(self, action: str) -> Step:
@@ -94,6 +98,14 @@ class ScienceWorldTaskEnv:
         if name not in calls:
             raise ValueError(f"unknown query {name!r}; ScienceWorld answers {', '.join(QUERIES)}")
         return self._call(calls[name])
+
+    def start_world(self) -> dict[str, Any]:
+        """The simulator's object tree as the episode started (its JSON export: every
+        object with its name, properties and contents, from the universe down). Privileged:
+        the instance's ground truth for contexts (`context.py`), never shown to a method."""
+        if self._start_tree is None:
+            raise RuntimeError("call reset() before asking for the world's start")
+        return self._start_tree
 
     def close(self) -> None:
         self._sim = None  # the simulator stays up for the worker's next episode
