@@ -69,7 +69,8 @@ class How2Method(Method):
     name = "how2"
     Config = How2Config
     needs = MethodNeeds(llm=True, teacher=True)
-    context_use = "after the manual in the actor's and the memory roles' system messages"
+    context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "
+                   "the memory roles' system messages")
     tables = (how2_tables,)
 
     @classmethod
@@ -113,7 +114,8 @@ class How2Method(Method):
         self.stats = {"cache_misses": 0, "memory_reads": 0, "memory_hits": 0,
                       "relevance_rejected": 0, "stored": 0, "invalid_tool_calls": 0,
                       "forced_noops": 0, "think_calls": 0, "first_read_memory": None}
-        self.system, self.memory_system = self.toolset.system_prompts(task.manual())
+        self.system, self.memory_system = self.toolset.system_prompts(
+            task.manual(), task.context.prompt_block() if task.context else "")
 
     def act(self, observation: Observation) -> str:
         shown = self.toolset.present(observation.text)

@@ -91,9 +91,13 @@ class ToolSet:
             tools.append(read_memory_tool(self.memory_argument, self.query_kind))
         return tools
 
-    def system_prompts(self, manual: str) -> tuple[str, str]:
-        """(the actor's system prompt, the memory roles' one: it adds the memory block)."""
+    def system_prompts(self, manual: str, context: str = "") -> tuple[str, str]:
+        """(the actor's system prompt, the memory roles' one: it adds the memory block).
+        `manual` carries the instance context where the prompt has the manual; a prompt
+        without one (Plancraft's Figure 10) gets `context` after it."""
         actor = self.system.format(manual=manual.strip())
+        if context and "{manual}" not in self.system:
+            actor = f"{actor}\n\n{context}"
         return actor, f"{actor}\n\n{prompts.MEMORY_SYSTEM.format(**self.memory)}"
 
     def env_action(self, name: str, arguments: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:

@@ -1,0 +1,92 @@
+"""Every method that uses instance contexts runs with `--context autocontext` on each of the
+five benchmarks (2 instances, the real environments, the local server with the scripted
+AutoContext of tests/fixtures/scripts/autocontext.json): the two contexts are built once, by
+the first method's run, and every later method's run reuses them (no exploration); each
+method's records say which context they were given and its prompts carry the document."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, read_records
+from lifebench import registry
+
+SCRIPT = json.loads((ROOT / "tests" / "fixtures" / "scripts" / "autocontext.json").read_text())
+MARKER = "SCRIPTED-ROOM"
+AUTOCONTEXT_SMALL = ("explore_steps=6", "max_iterations=1")
+# Each method at its smallest: few support instances, no example rollouts, one meta-training
+# iteration (see test_support_methods_everywhere.py).
+METHOD_ARGS = {
+    "rap": ("support_limit=2",),
+    "instructrag": ("support_limit=2", "few_shot_limit=1", "iterations=1", "tasks_per_batch=1",
+                    "questions_per_task=1", "k_paths=1", "pool_extra=0", "train_steps=2",
+                    "examples=0"),
+    "automanual": ("build_tasks=1",),
+}
+METHODS = ("react", "reflexion", "how2", "clin", "step", "rap", "instructrag", "ige",
+           "automanual")
+
+
+@dataclass(frozen=True)
+class Case:
+    benchmark: str
+    split: str
+    skip: tuple[str, ...] = ()  # methods the benchmark refuses (said in one line)
+    benchmark_args: tuple[str, ...] = ()
+    method_args: tuple[tuple[str, str], ...] = ()  # (method, KEY=VALUE)
+
+
+CASES = [
+    Case("alfworld", "valid_unseen.query"),
+    Case("scienceworld", "step18-v1"),
+    Case("plancraft", "val.small"),
+    Case("textworld", "ige-cooking"),
+    # no oracle: How² has no teacher there; InstructRAG's paths are the agent's own; IGE's
+    # returns would undo deaths (it refuses Crafter, as the paper does not run it there)
+    Case("crafter", "seeds-100", skip=("how2", "ige"), benchmark_args=("length=3",),
+         method_args=(("instructrag", "support_paths=agent"), ("instructrag", "train_steps=0"))),
+]
+
+
+def installed(method: str) -> bool:
+    return method in registry.method_names()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.benchmark for c in CASES])
+def test_every_method_runs_with_an_autocontext_context(case, cli, llm_server, tmp_path: Path):
+    srv = llm_server(script=SCRIPT)
+    out = tmp_path / "out"
+    context_args = [a for v in AUTOCONTEXT_SMALL for a in ("--context-arg", v)]
+    methods = [m for m in METHODS if installed(m) and m not in case.skip]
+    for method in (m for m in case.skip if installed(m)):
+        refused = cli("run", "--no-progress", "--method", method, "--model", "m", "--base-url",
+                      srv.url, "--out", str(out), "--benchmark", case.benchmark, "--split",
+                      case.split, "--limit", "2", "--context", "autocontext")
+        said = refused.stderr.strip().splitlines()
+        assert refused.returncode == 2 and said[-1].startswith("lifebench: error: nothing to run")
+        assert method in refused.stderr and f" on {case.benchmark}" in refused.stderr
+    for method in methods:
+        values = [*METHOD_ARGS.get(method, ()), *(v for m, v in case.method_args if m == method)]
+        args = [a for v in values for a in ("--method-arg", f"{method}.{v}")]
+        args += [a for v in case.benchmark_args for a in ("--benchmark-arg", v)]
+        before = len(srv.requests())
+        result = cli("run", "--no-progress", "--method", method, "--model", "m",
+                     "--base-url", srv.url, "--cache", "off", "--workers", "0", "--out", str(out),
+                     "--benchmark", case.benchmark, "--split", case.split, "--limit", "2",
+                     "--max-steps", "2", "--context", "autocontext", *context_args, *args,
+                     timeout=900)
+        assert result.returncode == 0, f"{method}: {result.stderr}"
+        rows = [r for r in read_records(out) if r["method"] == method]
+        assert len(rows) == 2 and all(r["status"] in ("ok", "budget_exhausted") for r in rows), \
+            (method, [r.get("error") for r in rows])
+        assert all(r["context"] == "autocontext" and r["extra"]["context"]["key"] for r in rows)
+        prompts = [json.dumps(r["messages"]) for r in srv.requests()[before:]]
+        assert any(MARKER in p for p in prompts), f"{method} never showed the context"
+    contexts = [json.loads(line) for line in (out / "contexts.jsonl").read_text().splitlines()]
+    assert len(contexts) == 2 and all(c["status"] == "ok" for c in contexts)  # built once
+    charged = [r for r in read_records(out) if r["extra"]["context"]["charged"]]
+    assert {r["method"] for r in charged} == {methods[0]}
