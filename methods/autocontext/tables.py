@@ -196,7 +196,11 @@ def ablations(records: Sequence[EpisodeRecord]) -> list[Table]:
                           key=lambda v: (v == "", v != "AutoContext", v))
         if sum(1 for v in variants if v.startswith("AutoContext")) < 2:
             continue
-        benchmarks = sorted({r.benchmark for r in records if r.method == method})
+        # the benchmarks where the method was given two or more AutoContext builds
+        benchmarks = sorted(b for b in {r.benchmark for r in records if r.method == method}
+                            if len({v for (m, v, _), rs in rows_by_key.items() if m == method
+                                    and v.startswith("AutoContext")
+                                    and any(r.benchmark == b for r in rs)}) > 1)
         rows = []
         for variant in variants:
             cells = []

@@ -83,8 +83,10 @@ def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not
                           ("react + AutoContext w/o Planner", "100.0"),
                           ("react + AutoContext w/o TODO forest", "0.0"),
                           ("react", "0.0"))
-    # one build config only: no ablation table
+    # one build config only: no ablation table, and no column for such a benchmark
     assert ablations(records[:2]) == []
+    crafter = record("react", "w", success=True, steps=3, benchmark="crafter", context={**shared})
+    assert ablations(records + [crafter])[0].headers == ("method", "textworld")
 
 
 def test_crafter_score_per_method_without_and_with_the_context():
