@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install bench check how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard clean
+.PHONY: install browser bench check how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -143,10 +143,26 @@ autocontext-tables: install
 	$(BIN)/lifebench leaderboard $(AUTOCONTEXT_OUT) --output $(AUTOCONTEXT_OUT)/leaderboard.md \
 		--plots $(AUTOCONTEXT_OUT)/figures
 
-test: install
+# Debian's chromium, which the results site's browser tests drive headless (no browser is
+# downloaded at run time): nothing when one is on the PATH; otherwise apt-get (as root, or
+# with sudo -n); if that is impossible, one line says so and those tests are skipped.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	command -v google-chrome >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo "sudo -n"); \
+		($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null) || \
+		echo "make browser: cannot install chromium (apt-get install chromium needs root); the browser tests will be skipped"; }
+
+test: install browser
 	$(BIN)/pytest -q tests
 
-perf: install
+# The README's screenshots of the results site (docs/site-*.png): the browser tests' fixture
+# run, and the 100,000-episode site of the perf script.
+site-screenshots: install browser
+	LIFEBENCH_SCREENSHOTS=docs $(BIN)/pytest -q tests/leaderboard/test_site_browser.py -k screenshots
+	$(BIN)/python tests/perf/perf_view.py --rounds 1 --screenshots docs
+
+perf: install browser
 	@for script in tests/perf/perf_*.py; do $(BIN)/python $$script || exit 1; done
 
 leaderboard: install

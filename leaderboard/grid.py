@@ -35,14 +35,27 @@ class Cell:
     results: list[EpisodeRecord] = field(default_factory=list)
     failures: int = 0  # infrastructure failures never resolved by a retry
 
+    @property
+    def key(self) -> tuple:
+        """What its records share (`cell_key`)."""
+        return (self.benchmark, self.benchmark_config_hash, self.split, self.method,
+                self.method_config_hash, self.model, self.budget, self.context,
+                self.context_config_hash)
+
+
+def cell_key(record: EpisodeRecord) -> tuple:
+    """The key of the cell a record belongs to (`Cell.key`)."""
+    return (record.benchmark, record.benchmark_config_hash, record.split, record.method,
+            record.method_config_hash, record.model, budget_label(record), record.context,
+            record.context_config_hash)
+
 
 def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Cell]:
     """The cells of `records`, their results' trials aggregated as each benchmark's
     protocol says (or as `trials` overrides)."""
     cells: dict[tuple, Cell] = {}
     for r in records:
-        key = (r.benchmark, r.benchmark_config_hash, r.split, r.method, r.method_config_hash,
-               r.model, budget_label(r), r.context, r.context_config_hash)
+        key = cell_key(r)
         cell = cells.setdefault(key, Cell(*key))
         if r.is_result:
             cell.results.append(r)
@@ -128,6 +141,12 @@ def _rows(cells: list[Cell], trials: Optional[str], columns: list[str],
 def benchmark_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Table]:
     """One table per benchmark, with its own metrics' columns (and a config column when
     one of its cells ran a non-default benchmark config)."""
+    return [table for table, _ in benchmark_grids(records, trials)]
+
+
+def benchmark_grids(records: list[EpisodeRecord], trials: Optional[str] = None
+                    ) -> list[tuple[Table, list[Cell]]]:
+    """`benchmark_tables`, each with its cells: the cell of every row, in order."""
     by_benchmark: dict[str, list[Cell]] = defaultdict(list)
     for cell in cells_of(records, trials):
         by_benchmark[cell.benchmark].append(cell)
@@ -136,8 +155,9 @@ def benchmark_tables(records: list[EpisodeRecord], trials: Optional[str] = None)
         shown = metrics(benchmark, [c.method for c in cells])
         columns = (["config"] if any(c.benchmark_config_hash for c in cells) else []) + list(COLUMNS)
         headers = columns + [m.header for m in shown] + ["failed"]
-        tables.append(Table.of(benchmark, headers, _rows(cells, trials, columns, shown),
-                               notes=_pooling_notes(cells)))
+        table = Table.of(benchmark, headers, _rows(cells, trials, columns, shown),
+                         notes=_pooling_notes(cells))
+        tables.append((table, cells))
     return tables
 
 

@@ -18,8 +18,10 @@ from lifebench.cli.leaderboard import Leaderboard
 from lifebench.cli.listing import List
 from lifebench.cli.run import Run
 from lifebench.cli.splits import Splits
+from lifebench.cli.view import View
 
-COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Cache, Leaderboard, Compare, Check, Export)
+COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Cache, Leaderboard, Compare, Check, Export,
+                                          View)
 
 
 def build_parser() -> Parser:

@@ -11,6 +11,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
@@ -65,20 +66,31 @@ def load_records(directories: list[str | Path]) -> list[EpisodeRecord]:
     """Records from several results directories, deduplicated by key: a result record wins
     over a failure, and among equals the last written wins. A final line cut short (a run
     killed mid-write) is skipped, and said so on stderr."""
+    return deduplicate(r for d in directories for r in read_directory(d))
+
+
+def read_directory(directory: str | Path) -> list[EpisodeRecord]:
+    """Every record of one results directory, in the order written (failures and their
+    retries included); a final line cut short is skipped, and said so on stderr."""
+    path = results_file(directory)
+    try:
+        found = read_records_file(path)
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or type(exc).__name__}; give "
+                        f"a directory written by `lifebench run --out DIR`") from None
+    if found.torn_tail:
+        print(f"note: the last line of {path} is cut short ({len(found.torn_tail)} bytes of "
+              f"an unfinished write): skipped; a `lifebench run` into it sets it aside",
+              file=sys.stderr)
+    return found.records
+
+
+def deduplicate(records: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    """One record per key, in the order of the keys' first records: a result record wins
+    over a failure, and among equals the last one wins."""
     chosen: dict = {}
-    for d in directories:
-        path = results_file(d)
-        try:
-            found = read_records_file(path)
-        except OSError as exc:
-            raise UserError(f"cannot read {path}: {exc.strerror or type(exc).__name__}; give "
-                            f"a directory written by `lifebench run --out DIR`") from None
-        if found.torn_tail:
-            print(f"note: the last line of {path} is cut short ({len(found.torn_tail)} bytes of "
-                  f"an unfinished write): skipped; a `lifebench run` into it sets it aside",
-                  file=sys.stderr)
-        for record in found.records:
-            previous = chosen.get(record.key)
-            if previous is None or record.is_result or not previous.is_result:
-                chosen[record.key] = record
+    for record in records:
+        previous = chosen.get(record.key)
+        if previous is None or record.is_result or not previous.is_result:
+            chosen[record.key] = record
     return list(chosen.values())
