@@ -5,6 +5,9 @@ the failure is reported when that plugin is asked for by name. What an entry poi
 must be a `Benchmark` (or `Method`) subclass: its declarations are checked as its class is
 made (see `lifebench.api.protocols`), so a typo in them is reported here, as the plugin's
 load error.
+
+Plugins that `lifebench.testing` ships for tests (the `corridor` benchmark) are loadable by
+name but never listed: `lifebench list`, `make bench` and suggestions show real plugins only.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ METHOD_GROUP = "lifebench.methods"
 CONTEXT_GROUP = "lifebench.contexts"
 # The name of "no instance context" in `--context` (a grid's baseline row).
 NO_CONTEXT = "none"
+# Entry points into this package are test plugins: loadable, not listed.
+TESTING_PACKAGE = "lifebench.testing."
 
 
 @dataclass(frozen=True)
@@ -72,12 +77,24 @@ def _load(group: str, name: str) -> type:
     return obj
 
 
+def _listed(group: str) -> list[str]:
+    return sorted(n for n, e in _entries(group).items() if not e.target.startswith(TESTING_PACKAGE))
+
+
 def benchmark_names() -> list[str]:
-    return sorted(_entries(BENCHMARK_GROUP))
+    return _listed(BENCHMARK_GROUP)
 
 
 def method_names() -> list[str]:
-    return sorted(_entries(METHOD_GROUP))
+    return _listed(METHOD_GROUP)
+
+
+def distribution(kind: str, name: str) -> Optional[str]:
+    """The distribution (pip package) that registers plugin `name` of `kind` ("benchmark",
+    "method", "context"); None when unknown."""
+    group = {"benchmark": BENCHMARK_GROUP, "method": METHOD_GROUP, "context": CONTEXT_GROUP}[kind]
+    entry = _entries(group).get(name)
+    return entry.distribution if entry else None
 
 
 def context_names() -> list[str]:

@@ -16,12 +16,13 @@ from lifebench.cli.compare import Compare
 from lifebench.cli.export import Export
 from lifebench.cli.leaderboard import Leaderboard
 from lifebench.cli.listing import List
+from lifebench.cli.new import New
 from lifebench.cli.run import Run
 from lifebench.cli.splits import Splits
 from lifebench.cli.view import View
 
 COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Cache, Leaderboard, Compare, Check, Export,
-                                          View)
+                                          View, New)
 
 
 def build_parser() -> Parser:

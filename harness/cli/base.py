@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import abc
 import argparse
+import contextlib
+import tempfile
 from pathlib import Path
-from typing import ClassVar, NoReturn, Optional
+from typing import ClassVar, Iterator, NoReturn, Optional
 
 from lifebench.api.errors import UserError
 
@@ -53,3 +55,30 @@ def add_trials_argument(parser: argparse.ArgumentParser, help_text: str) -> None
 def add_correction_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
                         help="multiple-comparison correction (default holm)")
+
+
+@contextlib.contextmanager
+def results_inputs(paths: list[str], keep_in: Optional[Path] = None) -> Iterator[list[str]]:
+    """The results directories named by `paths`, where a path may also be a submission
+    archive (`lifebench export --submission`): each is checked and unpacked into a temporary
+    directory that lives for the block, or, with `keep_in`, into a folder there that stays
+    (replaced on the next call). A corrupt or foreign archive is a UserError."""
+    import shutil
+
+    from lifebench.store.submission import is_submission_path, open_submission
+
+    if not any(is_submission_path(p) for p in paths):
+        yield list(paths)
+        return
+    with tempfile.TemporaryDirectory(prefix="lifebench-submissions-") as tmp:
+        base = keep_in if keep_in is not None else Path(tmp)
+        out = []
+        for index, path in enumerate(paths):
+            if is_submission_path(path):
+                target = base / f"{index}-{Path(path).name.split('.')[0] or 'submission'}"
+                if keep_in is not None and target.is_dir():
+                    shutil.rmtree(target)
+                out.append(str(open_submission(path, target)))
+            else:
+                out.append(path)
+        yield out

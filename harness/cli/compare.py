@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from lifebench.api.errors import UserError
-from lifebench.cli.base import SubCommand, add_correction_argument, add_trials_argument, write_output
+from lifebench.cli.base import (SubCommand, add_correction_argument, add_trials_argument,
+                                results_inputs, write_output)
 from lifebench.leaderboard.render import FORMATS, render
 
 
@@ -16,7 +17,7 @@ class Compare(SubCommand):
     help = "paired tests between the arms of results, corrected for multiple comparisons"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="+", help="results directories")
+        parser.add_argument("dirs", nargs="+", help="results directories or submissions (.tar.gz)")
         parser.add_argument("--metric", action="append",
                             help="success (default), score, steps, ... or extra.KEY; repeatable")
         add_correction_argument(parser)
@@ -33,7 +34,8 @@ class Compare(SubCommand):
     def run(self, args: argparse.Namespace) -> int:
         from lifebench.leaderboard.loading import load_nonempty, where
 
-        records = where(load_nonempty(args.dirs), args.where)
+        with results_inputs(args.dirs) as dirs:
+            records = where(load_nonempty(dirs), args.where)
         metrics = args.metric or ["success"]
         if args.anova:
             rows = self._anova(records, metrics, args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lifebench.cli.base import SubCommand, add_trials_argument, write_output
+from lifebench.cli.base import SubCommand, add_trials_argument, results_inputs, write_output
 from lifebench.leaderboard.render import FORMATS
 
 
@@ -14,7 +14,7 @@ class Leaderboard(SubCommand):
     help = "tables from one or more results directories"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="+", help="results directories")
+        parser.add_argument("dirs", nargs="+", help="results directories or submissions (.tar.gz)")
         parser.add_argument("--format", default="markdown", choices=list(FORMATS))
         parser.add_argument("--output", help="also write the table to this file")
         add_trials_argument(parser, "how an instance's trials count: every episode, or one per "
@@ -28,8 +28,9 @@ class Leaderboard(SubCommand):
         from lifebench.leaderboard.report import leaderboard_report
 
         plots = args.plots or (str(Path(args.output).parent) if args.output else None)
-        text = leaderboard_report(args.dirs, fmt=args.format, trials=args.trials,
-                                  plots=None if args.no_plots else plots)
+        with results_inputs(args.dirs) as dirs:
+            text = leaderboard_report(dirs, fmt=args.format, trials=args.trials,
+                                      plots=None if args.no_plots else plots)
         write_output(args.output, text)
         print(text)
         return 0

@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from lifebench.api.errors import UserError
-from lifebench.cli.base import SubCommand, add_correction_argument, add_trials_argument
+from lifebench.cli.base import (SubCommand, add_correction_argument, add_trials_argument,
+                                results_inputs)
 
 DEFAULT_PORT = 8000
 
@@ -17,9 +18,9 @@ class View(SubCommand):
     help = "a results site (static HTML: leaderboard, comparisons, plots, episodes)"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("dirs", nargs="+", help="results directories")
+        parser.add_argument("dirs", nargs="+", help="results directories or submissions (.tar.gz)")
         parser.add_argument("--output", metavar="SITE",
-                            help="the site's folder (default: DIR/site of the first directory)")
+                            help="the site's folder (default: DIR/site of the first directory, or site/ beside a submission)")
         add_trials_argument(parser, "how an instance's trials count (default: the "
                                     "benchmark's protocol), as in `lifebench leaderboard`")
         parser.add_argument("--metric", action="append",
@@ -39,8 +40,12 @@ class View(SubCommand):
         first = Path(args.dirs[0])
         output = args.output or str((first if first.is_dir() or not first.suffix else first.parent)
                                     / "site")
-        site = build_site(args.dirs, output, trials=args.trials,
-                          metrics=args.metric or ["success", "score"], correction=args.correction)
+        # submissions are unpacked beside the site, into SITE-submissions/, so the results
+        # directories its pages name stay there
+        kept = Path(output).with_name(Path(output).name + "-submissions")
+        with results_inputs(args.dirs, keep_in=kept) as dirs:
+            site = build_site(dirs, output, trials=args.trials,
+                              metrics=args.metric or ["success", "score"], correction=args.correction)
         print(f"wrote the results site of {site.episodes} episodes ({site.streams} streams, "
               f"{site.bytes / 1e6:.1f} MB of data) to {site.output}; open "
               f"{site.index.resolve().as_uri()}")

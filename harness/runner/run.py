@@ -34,6 +34,14 @@ def make_executor(execution: ExecutionConfig) -> Executor:
                          concurrency=execution.concurrency)
 
 
+def plugin_distributions(config: RunConfig) -> set[str]:
+    """The pip packages of the run's plugins other than lifebench itself (their versions go
+    in the manifest: a submission says which version of a plugin made its results)."""
+    found = {registry.distribution("benchmark", b) for b in config.benchmarks}
+    found |= {registry.distribution("method", m) for m in config.methods}
+    return {d for d in found if d and d != "lifebench"}
+
+
 def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
     streams = expand(config)
     out = results_dir(config, execution)
@@ -43,7 +51,8 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
                                streams[0].run_id)
         plan = plan_units(streams, existing.records, store,
                           max(execution.workers, 1) * execution.concurrency)
-        packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages})
+        packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages}
+                          | plugin_distributions(config))
         info = environment_info(packages)
         earlier = store.last_manifest()
         if plan.already_done and earlier and earlier.git_revision != info["git_revision"]:

@@ -1,0 +1,187 @@
+"""Submissions: a results directory as one archive, for sending results to a leaderboard.
+
+A submission is a gzip'd tar archive (`lifebench export --submission OUT.tar.gz DIR`)
+holding, at its root:
+    submission.json        what it is: format and version, who made it (lifebench's version),
+                           the runs, the methods' configs as the manifests recorded them, the
+                           plugins' versions, and the SHA-256 of every other member
+    episodes.jsonl         the records
+    manifest.json          the runs' manifests (spec, versions, commands)
+    contexts.jsonl, contexts/   the instance contexts, when the run built any
+    trajectories/          the episodes' steps (what `lifebench view` shows per episode)
+
+Invariants: a member is a regular file (or a folder) under one of these names, with no
+absolute path, `..`, link or device; every file is listed in submission.json with its
+digest, and every listed file is there. `open_submission` checks all of it before it
+writes anything, so a corrupt or foreign archive is refused in one line (a UserError).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path, PurePosixPath
+from typing import Any, Optional
+
+import lifebench
+from lifebench.api.errors import UserError
+from lifebench.store.contexts import CONTEXTS_DIR, CONTEXTS_FILE
+from lifebench.store.records_file import EPISODES_FILE
+from lifebench.store.results import MANIFEST_FILE, TRAJECTORIES_DIR
+
+FORMAT = "lifebench-submission"
+VERSION = 1
+INFO_FILE = "submission.json"
+FILES = (EPISODES_FILE, MANIFEST_FILE, CONTEXTS_FILE)
+FOLDERS = (TRAJECTORIES_DIR, CONTEXTS_DIR)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _members(directory: Path) -> list[str]:
+    """The files of a results directory that go into its submission, in a stable order."""
+    names = [name for name in FILES if (directory / name).is_file()]
+    for folder in FOLDERS:
+        if (directory / folder).is_dir():
+            names += sorted(p.relative_to(directory).as_posix()
+                            for p in (directory / folder).rglob("*") if p.is_file())
+    return names
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def describe(directory: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """submission.json's content but the digests: runs, methods' configs, plugins' versions."""
+    runs = json.loads((directory / MANIFEST_FILE).read_text()).get("runs", [])
+    plugins: dict[str, Any] = {}
+    for run in runs:  # the last run's version of a package wins (it made the newest records)
+        plugins.update({k: v for k, v in (run.get("packages") or {}).items()})
+    methods: dict[str, dict[str, Any]] = {}
+    for record in records:
+        entry = methods.setdefault(record["method"], {"config_hashes": [], "args": [], "grid": []})
+        if record["method_config_hash"] not in entry["config_hashes"]:
+            entry["config_hashes"].append(record["method_config_hash"])
+    for name, entry in methods.items():
+        entry["config_hashes"].sort()
+        specs = [run.get("spec") or {} for run in runs if name in ((run.get("spec") or {}).get("methods") or [])]
+        entry["args"] = _unique([(s.get("method_args") or {}).get(name, {}) for s in specs])
+        entry["grid"] = _unique([g for s in specs if (g := (s.get("method_grid") or {}).get(name))])
+    return {"format": FORMAT, "version": VERSION,
+            "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "lifebench": lifebench.__version__, "episodes": len(records),
+            "runs": [run.get("run_id") for run in runs], "methods": methods, "plugins": plugins}
+
+
+def write_submission(directory: str | Path, out: str | Path) -> dict[str, Any]:
+    """Write the submission of results directory `directory` to `out` (.tar.gz); its
+    submission.json content."""
+    directory, out = Path(directory), Path(out)
+    for required in (EPISODES_FILE, MANIFEST_FILE):
+        if not (directory / required).is_file():
+            raise UserError(f"{directory} has no {required}: give a results directory "
+                            f"(`lifebench run ... --out DIR`)")
+    records = [json.loads(line) for line in (directory / EPISODES_FILE).read_text().splitlines()
+               if line.strip()]
+    if not records:
+        raise UserError(f"{directory} holds no episode records; nothing to submit")
+    info = describe(directory, records)
+    names = _members(directory)
+    contents = {name: (directory / name).read_bytes() for name in names}
+    info["files"] = {name: _digest(data) for name, data in contents.items()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = out.with_name(out.name + ".partial")
+    try:
+        with tarfile.open(scratch, "w:gz") as archive:
+            for name, data in [(INFO_FILE, json.dumps(info, indent=2).encode() + b"\n"),
+                               *contents.items()]:
+                member = tarfile.TarInfo(name)
+                member.size, member.mode = len(data), 0o644
+                archive.addfile(member, io.BytesIO(data))
+        scratch.replace(out)
+    except OSError as exc:
+        scratch.unlink(missing_ok=True)
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    return info
+
+
+def is_submission_path(path: str | Path) -> bool:
+    """Whether a results argument names a submission to open: a file, but not a records
+    file (`DIR/episodes.jsonl`, which the commands read as before)."""
+    return Path(path).is_file() and not Path(path).name.endswith(".jsonl")
+
+
+def _allowed(name: str) -> bool:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        return False
+    return name in (INFO_FILE, *FILES) or path.parts[0] in FOLDERS
+
+
+def open_submission(path: str | Path, into: str | Path) -> Path:
+    """Check the submission at `path` and unpack it into `into` (a new folder); the results
+    directory it holds. A UserError, in one line, for anything but an intact submission."""
+    path, into = Path(path), Path(into)
+
+    def refuse(why: str) -> UserError:
+        return UserError(f"{path} is not a lifebench submission: {why} (make one with "
+                         f"`lifebench export --submission OUT.tar.gz DIR`)")
+
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            contents: dict[str, bytes] = {}
+            for member in archive.getmembers():
+                name = member.name.rstrip("/")
+                if member.isdir() and _allowed(name):
+                    continue
+                if not member.isfile() or not _allowed(name):
+                    raise refuse(f"unexpected member {member.name!r}")
+                data = archive.extractfile(member).read()  # type: ignore[union-attr]
+                contents[name] = data
+    except EOFError:
+        raise refuse("the archive is truncated") from None
+    except (tarfile.TarError, OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a tar.gz archive"
+        raise refuse(why) from None
+    info = _info(contents.pop(INFO_FILE, None), refuse)
+    listed = info.get("files")
+    if not isinstance(listed, dict) or EPISODES_FILE not in listed:
+        raise refuse("submission.json lists no episodes.jsonl")
+    if set(listed) != set(contents):
+        missing = sorted(set(listed) - set(contents)) or sorted(set(contents) - set(listed))
+        raise refuse(f"its members do not match submission.json ({missing[0]!r})")
+    for name, data in contents.items():
+        if _digest(data) != listed[name]:
+            raise refuse(f"{name} does not match its checksum (the archive is corrupt)")
+    into.mkdir(parents=True)
+    for name, data in contents.items():
+        target = into / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return into
+
+
+def _info(raw: Optional[bytes], refuse: Any) -> dict[str, Any]:
+    if raw is None:
+        raise refuse(f"no {INFO_FILE}")
+    try:
+        info = json.loads(raw)
+    except ValueError:
+        raise refuse(f"{INFO_FILE} is not JSON") from None
+    if not isinstance(info, dict) or info.get("format") != FORMAT:
+        raise refuse(f"{INFO_FILE} is not of format {FORMAT!r}")
+    if info.get("version") != VERSION:
+        raise refuse(f"format version {info.get('version')!r}; this lifebench reads version "
+                     f"{VERSION} (upgrade lifebench)")
+    return info
+
