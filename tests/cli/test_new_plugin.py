@@ -186,3 +186,25 @@ def test_new_method_runs_on_a_real_benchmark_unchanged(method_plugin, tmp_path):
     assert result.returncode == 0, result.stderr
     records = read_records(tmp_path / "out")
     assert len(records) == 2 and all(r["status"] == "ok" and r["success"] for r in records), records
+
+
+FIVE = {"plancraft": "val.small", "alfworld": "valid_unseen", "textworld": "ige-cooking",
+        "crafter": "seeds-100", "scienceworld": "step18-v1"}
+
+
+def test_new_method_runs_on_all_five_benchmarks_unchanged(method_plugin, tmp_path):
+    """The issue's must-show: a plugin made by `lifebench new method` runs on every benchmark
+    of lifebench (one instance each, two steps), installed as it was written."""
+    _, site, _ = method_plugin
+    splits = [a for b, s in FIVE.items() for a in ("--split", f"{b}:{s}")]
+    with llm_server(script=["look"]) as server:
+        result = run_cli("run", "--benchmark", ",".join(FIVE), *splits, "--limit", "1",
+                         "--max-steps", "2", "--method", "my-planner", "--model", "m",
+                         "--base-url", server.url, "--cache", "off", "--no-progress",
+                         "--workers", "0", "--out", str(tmp_path / "out"), env=_env(site),
+                         timeout=900)
+    assert result.returncode == 0, result.stderr
+    records = read_records(tmp_path / "out")
+    assert sorted(r["benchmark"] for r in records) == sorted(FIVE)
+    assert all(r["status"] in ("ok", "budget_exhausted") and r["steps"] >= 1 and r["llm_calls"] >= 1
+               for r in records), [(r["benchmark"], r["status"], r.get("error")) for r in records]
