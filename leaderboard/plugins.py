@@ -4,27 +4,34 @@ contract's defaults: its numbers are still tabled, without its own columns and t
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from lifebench import registry
+from lifebench.api.context import ContextProvider
 from lifebench.api.errors import UserError
 from lifebench.api.protocols import Benchmark, Method
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Metric, Table
 
 
-def _benchmark_class(name: str) -> type:
+def _class_or(lookup: Callable[[str], type], name: str, default: type) -> type:
+    """The plugin's class, or the contract's (its defaults) when it is not installed here."""
     try:
-        return registry.benchmark_class(name)
+        return lookup(name)
     except UserError:
-        return Benchmark
+        return default
+
+
+def _benchmark_class(name: str) -> type:
+    return _class_or(registry.benchmark_class, name, Benchmark)
 
 
 def _method_class(name: str) -> type:
-    try:
-        return registry.method_class(name)
-    except UserError:
-        return Method
+    return _class_or(registry.method_class, name, Method)
+
+
+def _context_class(name: str) -> type:
+    return _class_or(registry.context_class, name, ContextProvider)
 
 
 def trial_aggregation(benchmark: str, override: Optional[str] = None) -> str:
@@ -58,13 +65,6 @@ def metric_applies(metric: Metric, benchmark: str, method: str) -> bool:
     return metric in _benchmark_class(benchmark).metrics or metric in _method_class(method).metrics
 
 
-def _context_class(name: str) -> Optional[type]:
-    try:
-        return registry.context_class(name)
-    except UserError:
-        return None
-
-
 def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
     """Every table the benchmarks and methods of `results` make of their own records, then
     the context providers' tables, each of the records of every benchmark split it ran on
@@ -76,11 +76,8 @@ def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
             for make in lookup(name).tables:
                 tables.extend(make(own))
     for name in sorted({r.context for r in results if r.context}):
-        provider = _context_class(name)
-        if provider is None:
-            continue
         splits = {(r.benchmark, r.split) for r in results if r.context == name}
         around = [r for r in results if (r.benchmark, r.split) in splits]
-        for make in provider.tables:
+        for make in _context_class(name).tables:
             tables.extend(make(around))
     return tables
