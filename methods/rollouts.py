@@ -5,8 +5,10 @@ instruction paths) and the training episodes of methods that learn before testin
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Hashable, Optional, TypeVar
 
 from lifebench.api import Benchmark, Instance, Observation
 
@@ -54,8 +56,50 @@ def play(benchmark: Benchmark, instance: Instance, policy: Callable[[Observation
         env.close()
 
 
+T = TypeVar("T")
+
+
+class PerBenchmark:
+    """What is worked out once per benchmark object and shared by every stream of the
+    process (the registry gives one benchmark object per config): a value is made by the
+    first stream that asks, under a lock of its own key, while the others wait for it
+    rather than repeat the work. Only for values that are pure functions of the benchmark
+    and the key, and are never mutated."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: "weakref.WeakKeyDictionary[Any, dict[Hashable, Any]]" = weakref.WeakKeyDictionary()
+        self._making: dict[tuple[int, Hashable], threading.Lock] = {}
+
+    def get(self, benchmark: Benchmark, key: Hashable, make: Callable[[], T]) -> T:
+        try:
+            with self._lock:
+                values = self._values.setdefault(benchmark, {})
+        except TypeError:  # a benchmark that is not hashable is not shared
+            return make()
+        if key in values:
+            return values[key]
+        with self._lock:
+            making = self._making.setdefault((id(benchmark), key), threading.Lock())
+        with making:
+            if key not in values:
+                values[key] = make()
+            with self._lock:
+                self._making.pop((id(benchmark), key), None)
+            return values[key]
+
+
+_ORACLE_ROLLOUTS = PerBenchmark()
+
+
 def oracle_rollout(benchmark: Benchmark, instance: Instance, max_steps: int) -> Optional[Rollout]:
-    """The benchmark's oracle played on `instance`; None unless it wins within `max_steps`."""
+    """The benchmark's oracle played on `instance`; None unless it wins within `max_steps`.
+    Played once per process: the oracle is deterministic, every stream gets the same one."""
+    return _ORACLE_ROLLOUTS.get(benchmark, (instance.instance_id, max_steps),
+                                lambda: _play_oracle(benchmark, instance, max_steps))
+
+
+def _play_oracle(benchmark: Benchmark, instance: Instance, max_steps: int) -> Optional[Rollout]:
     env: Any = benchmark.make_env(instance, 0)
     try:
         oracle = benchmark.oracle(env)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any, Optional
 
 from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, Observation,
@@ -28,11 +30,7 @@ class PlancraftBenchmark(Benchmark):
 
     @property
     def instructions(self) -> str:
-        from plancraft.environment.prompts import get_system_prompt
-
-        from lifebench.benchmarks.plancraft.env import ACTION_HANDLERS
-
-        return get_system_prompt(handlers=list(ACTION_HANDLERS))["content"]
+        return _system_prompt()
 
     def splits(self) -> list[str]:
         # every split also in curriculum order (How²'s ablation): "val.curriculum"
@@ -133,3 +131,13 @@ class PlannerOracle:
                                         "target": self.env.example.target})
             self.queue = [a for sub in subplans for a in sub]
         return self.queue.pop(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _system_prompt() -> str:
+    """The package's system prompt with our action set: the same text for every episode."""
+    from plancraft.environment.prompts import get_system_prompt
+
+    from lifebench.benchmarks.plancraft.env import ACTION_HANDLERS
+
+    return get_system_prompt(handlers=list(ACTION_HANDLERS))["content"]

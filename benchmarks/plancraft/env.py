@@ -8,7 +8,8 @@ draws nothing. Action parsing and the success/impossible semantics follow the pa
 
 from __future__ import annotations
 
-import copy
+import functools
+
 import random
 from typing import Any, Optional
 
@@ -95,30 +96,43 @@ class TextOnlyPlancraftEnvironment(PlancraftEnvironment):
         self.crafting_recipes = _CRAFTING
 
     def populate_craft_slot_craft_item(self) -> None:
-        # The package's method, scanning only the recipes that accept every item on the
-        # grid (see `_crafting_index`) instead of all of them; same first match.
-        ingredients = [None if self.slot_empty(i) else self.state[i]["type"]
-                       for i in self.table_indexes]
-        present = {item for item in ingredients if item is not None}
-        if present:
-            lists = sorted((_ACCEPTING.get(item, []) for item in present), key=len)
-            common = set(lists[0]).intersection(*lists[1:])
-            candidates = sorted(common)
-        else:
-            candidates = _EMPTY_GRID_MATCHES
-        table = convert_ingredients_to_table(ingredients)
-        for position in candidates:
-            if result := _CRAFTING[position].craft(table):
-                result, indexes = result
-                self.ingredients_idxs = indexes
-                self.add_item_to_slot(result.item, self.output_index, result.count)
-                return
-        self.ingredients_idxs = []
-        self.remove_item_from_slot(self.output_index)
+        # The package's method, its result looked up by the grid's contents (see `_craft`).
+        ingredients = tuple(None if self.slot_empty(i) else self.state[i]["type"]
+                            for i in self.table_indexes)
+        crafted = _craft(ingredients)
+        if crafted is None:
+            self.ingredients_idxs = []
+            self.remove_item_from_slot(self.output_index)
+            return
+        item, count, indexes = crafted
+        self.ingredients_idxs = list(indexes)
+        self.add_item_to_slot(item, self.output_index, count)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _craft(ingredients: tuple[Optional[str], ...]) -> Optional[tuple[str, int, tuple[Any, ...]]]:
+    """What the crafting grid makes: (item, count, the grid slots it consumes), or None. The
+    package scans every recipe after each move onto the grid; this scans only the recipes
+    that accept every item on it (see `_crafting_index`), with the same first match, and
+    remembers the answer for the process: a pure function of the nine slots."""
+    present = {item for item in ingredients if item is not None}
+    if present:
+        lists = sorted((_ACCEPTING.get(item, []) for item in present), key=len)
+        candidates = sorted(set(lists[0]).intersection(*lists[1:]))
+    else:
+        candidates = _EMPTY_GRID_MATCHES
+    table = convert_ingredients_to_table(list(ingredients))
+    for position in candidates:
+        if found := _CRAFTING[position].craft(table):
+            result, indexes = found
+            return result.item, result.count, tuple(indexes)
+    return None
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def parse_action(text: str) -> Any:
-    """The package's parse: an action model, StopAction, or a message string."""
+    """The package's parse: an action model, StopAction, or a message string. Remembered
+    by text (the models are only read, and streams play the same actions again)."""
     for handler in ACTION_HANDLERS:
         matched = handler.match(text)
         if matched:
@@ -127,8 +141,14 @@ def parse_action(text: str) -> Any:
     return f"Only select actions from the following: {names}"
 
 
+def _copy_slots(slots: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """A copy of an inventory by slot for the package to mutate: its items are flat dicts
+    of a type and a quantity, so one level is enough (10x cheaper than a deep copy)."""
+    return {slot: dict(item) for slot, item in slots.items()}
+
+
 class PlancraftEnv:
-    """One Plancraft episode over a deep copy of the example (the package mutates it)."""
+    """One Plancraft episode over a copy of the example (the package mutates it)."""
 
     def __init__(self, example: PlancraftExample, render: bool = False) -> None:
         self.example = example
@@ -139,7 +159,7 @@ class PlancraftEnv:
 
     # -- protocol
     def reset(self) -> Observation:
-        inventory = copy.deepcopy(self.example.slotted_inventory)
+        inventory = _copy_slots(self.example.slotted_inventory)
         self._env = (PlancraftEnvironment(inventory, resolution="low") if self.render
                      else TextOnlyPlancraftEnvironment(inventory))
         self.impossible_predicted = False
@@ -196,13 +216,13 @@ class PlancraftEnv:
 
     def snapshot(self) -> Any:
         env = self._require_env()
-        return (copy.deepcopy(env.state), list(getattr(env, "ingredients_idxs", [])),
+        return (_copy_slots(env.state), list(getattr(env, "ingredients_idxs", [])),
                 self.impossible_predicted, self.finished)
 
     def restore(self, snapshot: Any) -> Observation:
         env = self._require_env()
         state, ingredients, self.impossible_predicted, self.finished = snapshot
-        env.reset(copy.deepcopy(state))
+        env.reset(_copy_slots(state))
         env.ingredients_idxs = list(ingredients)
         return self._observe(env.step())
 

@@ -342,7 +342,11 @@ class EpisodeRecord:
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        # The same text as json.dumps(self.to_dict()), without its deep copy of every
+        # field: nested records (usage, call tokens) are turned into dicts as they are met.
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["status"] = self.status.value
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), default=_record_as_dict)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "EpisodeRecord":
@@ -400,6 +404,14 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "cost_usd": (int, float, type(None)), "explore_steps": (int, type(None)),
     "benchmark_config": (dict, type(None)), "context": (str,), "context_config_hash": (str,),
 }
+
+
+def _record_as_dict(value: Any) -> Any:
+    """json's fallback for the records inside a record: their fields, one level (json comes
+    back here for any record nested deeper), as `dataclasses.asdict` would give them."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _check_types(record: EpisodeRecord) -> None:

@@ -372,8 +372,12 @@ class ExecutionConfig:
                           help="worker processes (default: cores; 0 runs in this process)")
     executor: Literal["local", "ray"] = option(
         "local", help="local, or ray (pip install 'lifebench[ray]')")
-    concurrency: int = option(1, minimum=1, help="streams played at once in each worker, one "
-                                                 "thread each (for LLM-bound runs)")
+    concurrency: int = option(1, minimum=1, help="streams played at once in each worker (for "
+                                                 "LLM-bound runs)")
+    scheduler: Literal["threads", "greenlets"] = option(
+        "threads", help="how a worker interleaves its --concurrency streams: one thread each, "
+        "or greenlets of one thread switching where they wait for the LLM (for hundreds of "
+        "streams; not for simulators behind a socket, e.g. ScienceWorld)")
     ray_address: Optional[str] = option(None, parse=parse_text, help="with --executor ray: "
                                         "the cluster to join (auto, or ray://HOST:PORT); default: "
                                         "start a local Ray instance with --workers CPUs")

@@ -1,5 +1,6 @@
 """One client for every OpenAI-compatible endpoint (vLLM, OpenAI, DeepSeek, Ollama,
-llama.cpp), on the `openai` package.
+llama.cpp): the chat completions protocol over pooled keep-alive HTTP
+(`lifebench.llm.transport`).
 
 Each call names its role (actor, teacher, reflection, ...) for the accounting and brings
 its sampling settings (`RoleParams`: the method's own, so one client serves a stream's
@@ -16,35 +17,22 @@ import json
 import os
 import random
 import threading
-import time
 from typing import Any, Optional, Sequence
 
+from lifebench import cooperative
 from lifebench.api.errors import LLMError, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage
 from lifebench.config.run import LLMConfig
-from lifebench.llm.cache import ResponseCache, request_key
+from lifebench.llm.cache import ResponseCache, body_and_key
+from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
 
-_NO_KEY = "no-key"  # local servers accept any key; the openai package requires one
+_NO_KEY = "no-key"  # local servers accept any key; some proxies want the header anyway
+_COMPLETIONS = "/chat/completions"
 
 
 _slots_lock = threading.Lock()
-_slots: dict[str, threading.BoundedSemaphore] = {}
-
-
-_transports: dict[tuple[str, str, float], Any] = {}
-
-
-def _transport(base_url: str, key: str, timeout_s: float) -> Any:
-    """One `openai.OpenAI` (thread-safe, with its connection pool) per endpoint, key and
-    timeout in the process: streams share it, each keeping its own accounting."""
-    import openai
-
-    with _slots_lock:
-        if (base_url, key, timeout_s) not in _transports:
-            _transports[(base_url, key, timeout_s)] = openai.OpenAI(
-                base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
-        return _transports[(base_url, key, timeout_s)]
+_slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 
 
 def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
@@ -56,9 +44,10 @@ def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
         # a lease outlives any request with its retries' waits, then expires on its own
         return ClusterSlots(base_url, limit, lease_s=2 * timeout_s + 60)
     with _slots_lock:
-        if base_url not in _slots:
-            _slots[base_url] = threading.BoundedSemaphore(max(1, limit))
-        return _slots[base_url]
+        # per limit too: a later run in the same process asking for more gets it
+        if (base_url, limit) not in _slots:
+            _slots[(base_url, limit)] = threading.BoundedSemaphore(max(1, limit))
+        return _slots[(base_url, limit)]
 
 
 class LLMClient:
@@ -72,8 +61,6 @@ class LLMClient:
     def __init__(self, model: str, config: LLMConfig, cache: Optional[ResponseCache] = None,
                  prices: Optional[dict[str, tuple[float, float]]] = None,
                  seed: Optional[int] = None) -> None:
-        import openai
-
         if not config.base_url:
             raise UserError("an LLM client needs a base URL: give --base-url")
         self.model = model
@@ -82,9 +69,15 @@ class LLMClient:
         self.prices = prices or {}
         self.seed = seed
         self._key = os.environ.get(config.api_key_env) or ""
-        self._openai = openai
-        self._client = _transport(config.base_url, self._key or _NO_KEY, config.timeout_s)
+        try:
+            self._endpoint = endpoint(config.base_url, config.timeout_s)
+        except ValueError:
+            raise UserError(f"--base-url {config.base_url!r} is not an http(s) URL; give one "
+                            f"like http://localhost:8000/v1") from None
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "Authorization": f"Bearer {self._key or _NO_KEY}"}
         self._slots = _endpoint_slots(config.base_url, config.concurrency, config.timeout_s)
+        self._cooperative_slots = isinstance(self._slots, threading.BoundedSemaphore)
         self._jitter = random.Random()
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
@@ -106,7 +99,7 @@ class LLMClient:
             request["seed"] = seed
         if tools:
             request["tools"] = list(tools)
-        key = request_key({**request, "base_url": self.config.base_url}, sample, self.seed)
+        body, key = body_and_key(request, self.config.base_url, sample, self.seed)
         response = self.cache.get(key) if self.cache else None
         cached = response is not None
         if response is None:
@@ -115,9 +108,9 @@ class LLMClient:
                 raise UserError(f"cache miss in replay mode: {self.cache.path} has no answer "
                                 f"for a request of model {self.model}, role {role}; run with "
                                 f"--cache rw to fill the cache")
-            response = self._call_with_retries(request)
+            response, text = self._call_with_retries(body)
             if self.cache:
-                self.cache.put(key, self.model, response)
+                self.cache.put(key, self.model, response, text)
         reply = _reply_of(response, cached)
         with self._lock:
             usage = self.usage.setdefault(role, RoleUsage())
@@ -150,47 +143,72 @@ class LLMClient:
         return round((tokens_in * price[0] + tokens_out * price[1]) / 1e6, 6)
 
     # -- the endpoint
-    def _call_with_retries(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _call_with_retries(self, body: bytes) -> tuple[dict[str, Any], str]:
+        """The completion, parsed and as the server sent it."""
         attempts = self.config.max_retries + 1
         last = ""
         for attempt in range(attempts):
             try:
-                with self._slots:
-                    raw = self._client.chat.completions.with_raw_response.create(**request)
-                data = json.loads(raw.http_response.text)
-                if not isinstance(data, dict) or not data.get("choices"):
-                    raise ValueError("no choices in the response")
-                return data
-            except (self._openai.AuthenticationError, self._openai.PermissionDeniedError) as exc:
-                given = "the API key in" if self._key else "no API key: set"
-                raise UserError(f"the endpoint {self.config.base_url} refused the request "
-                                f"({exc.status_code}) with {given} {self.config.api_key_env}; "
-                                f"set the right key there (or name another variable with "
-                                f"--api-key-env)") from None
-            except (self._openai.BadRequestError, self._openai.NotFoundError,
-                    self._openai.UnprocessableEntityError) as exc:
-                raise LLMError(self._redact(f"the endpoint rejected the request "
-                                            f"({exc.status_code}): {_short(exc)}")) from None
-            except self._openai.APIStatusError as exc:  # 429, 5xx and other statuses
-                last = f"HTTP {exc.status_code}"
-            except self._openai.APITimeoutError:
+                if self._cooperative_slots and cooperative.active():
+                    answer = self._post_when_a_slot_frees(body)
+                else:
+                    with self._slots:
+                        answer = self._endpoint.post(_COMPLETIONS, body, self._headers)
+            except TransportTimeout:
                 last = f"timed out after {self.config.timeout_s:g} s"
-            except self._openai.APIConnectionError:
+            except TransportFailure:
                 last = "connection failed or dropped"
-            except ValueError as exc:  # the body is not the JSON of a completion
-                last = f"malformed response ({type(exc).__name__})"
+            else:
+                status = answer.status
+                if status in (401, 403):
+                    given = "the API key in" if self._key else "no API key: set"
+                    raise UserError(f"the endpoint {self.config.base_url} refused the request "
+                                    f"({status}) with {given} {self.config.api_key_env}; set "
+                                    f"the right key there (or name another variable with "
+                                    f"--api-key-env)")
+                if status in (400, 404, 422):
+                    raise LLMError(self._redact(f"the endpoint rejected the request ({status}): "
+                                                f"{_error_message(answer.body)}"))
+                if 200 <= status < 300:
+                    try:
+                        text = answer.body.decode()
+                        data = json.loads(text)
+                        if not isinstance(data, dict) or not data.get("choices"):
+                            raise ValueError("no choices in the response")
+                        return data, text
+                    except ValueError as exc:  # the body is not the JSON of a completion
+                        last = f"malformed response ({type(exc).__name__})"
+                else:  # 429, 5xx and other statuses
+                    last = f"HTTP {status}"
             if attempt + 1 < attempts:
                 cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** attempt)
-                time.sleep(self._jitter.uniform(0, cap))
+                cooperative.sleep(self._jitter.uniform(0, cap))
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
+
+    def _post_when_a_slot_frees(self, body: bytes) -> Any:
+        """A greenlet stream waits for a place among the endpoint's requests in flight
+        through the hub: a blocking wait would stop the thread whose streams free one."""
+        while not self._slots.acquire(blocking=False):
+            cooperative.sleep(0.002)
+        try:
+            return self._endpoint.post(_COMPLETIONS, body, self._headers)
+        finally:
+            self._slots.release()
 
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
 
-def _short(exc: Exception) -> str:
-    return str(getattr(exc, "message", "") or type(exc).__name__).splitlines()[0][:200]
+def _error_message(body: bytes) -> str:
+    """The first line of an OpenAI-style error body's message (at most 200 characters)."""
+    try:
+        error = json.loads(body).get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        message = None
+    text = str(message or body.decode("utf-8", "replace") or "no message").strip()
+    return (text.splitlines() or ["no message"])[0][:200]
 
 
 def _reply_of(response: dict[str, Any], cached: bool) -> LLMReply:

@@ -5,10 +5,11 @@ the writer. Every episode reports its start; a worker that dies, or runs an epis
 its timeout plus a grace period, is killed and replaced, the episode is recorded with
 status `env_error` or `timeout`, and its unit continues from the last committed memory.
 
-`concurrency` units (streams) play at once in each worker, one thread each: for LLM-bound
-runs, many streams keep one endpoint busy. Threads cannot be killed one by one, so a
-worker whose episode hangs is killed whole; its other units continue elsewhere from their
-last committed memory without being charged an attempt.
+`concurrency` units (streams) play at once in each worker, one thread each, or one
+greenlet each with `scheduler="greenlets"` (see lifebench.cooperative): for LLM-bound runs,
+many streams keep one endpoint busy. Threads cannot be killed one by one, so a worker whose
+episode hangs is killed whole; its other units continue elsewhere from their last
+committed memory without being charged an attempt.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import connection as mp_connection
 from multiprocessing.connection import Connection
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from lifebench.api.records import Status
+from lifebench import cooperative
+from lifebench.cooperative import Hub
+from lifebench.llm.cache import flush_all
 from lifebench.runner.unit import Event, UnitFinished, WorkUnit, run_unit
 from lifebench.runner.writer import RunOutcome, Writer
 from lifebench.store.results import ResultsStore
@@ -42,7 +46,8 @@ def _die_with_parent() -> None:
             pass
 
 
-def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1) -> None:
+def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1,
+                 scheduler: str = "threads") -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
@@ -55,8 +60,35 @@ def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int =
         with send_lock:
             conn.send(event)
 
+    if scheduler == "greenlets" and concurrency > 1:
+        hub = Hub()
+
+        def receive() -> None:  # a greenlet among the units it starts
+            for unit in _units_sent(conn, parent, lambda s: cooperative.wait_readable(conn, s)):
+                hub.spawn(run_unit, unit, emit, record_trajectories)
+
+        hub.spawn(receive)
+        hub.run()
+    else:
+        for unit in _units_sent(conn, parent, conn.poll):
+            if concurrency == 1:  # one stream at a time: played in this thread
+                run_unit(unit, emit, record_trajectories)
+                continue
+            thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
+                                      daemon=True)
+            thread.start()
+            threads = [t for t in threads if t.is_alive()] + [thread]
+        for thread in threads:
+            thread.join()
+    flush_all()  # the LLM answers written behind
+
+
+def _units_sent(conn: Connection, parent: int,
+                ready: Callable[[float], bool]) -> Iterator[WorkUnit]:
+    """The units the writer sends (never more than --concurrency at a time), until it says
+    stop, its pipe closes or it dies; `ready(seconds)` waits for the pipe."""
     while True:
-        if not conn.poll(0.2):
+        if not ready(0.2):
             if os.getppid() != parent:
                 return
             continue
@@ -65,16 +97,8 @@ def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int =
         except (EOFError, OSError):
             return
         if unit is None:
-            for thread in threads:
-                thread.join()
             return
-        if concurrency == 1:  # one stream at a time: played in this thread
-            run_unit(unit, emit, record_trajectories)
-            continue
-        thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
-                                  daemon=True)
-        thread.start()
-        threads = [t for t in threads if t.is_alive()] + [thread]
+        yield unit
 
 
 @dataclass
@@ -87,16 +111,20 @@ class _Worker:
 
 class LocalExecutor:
     def __init__(self, workers: int, record_trajectories: bool = True,
-                 concurrency: int = 1) -> None:
+                 concurrency: int = 1, scheduler: str = "threads") -> None:
         self.workers = workers
         self.record_trajectories = record_trajectories
         self.concurrency = max(1, concurrency)
+        self.scheduler = scheduler
 
     def run(self, units: list[WorkUnit], store: ResultsStore,
             on_episode: Callable[[bool, bool], None]) -> RunOutcome:
         writer = Writer(store, units, on_episode)
         if self.workers == 0:
-            self._run_here(units, writer)
+            try:
+                self._run_here(units, writer)
+            finally:
+                flush_all()  # the LLM answers written behind
         else:
             _Pool(self, units, writer).run()
         return writer.outcome
@@ -107,6 +135,9 @@ class LocalExecutor:
             for unit in units:
                 run_unit(unit, writer.handle, self.record_trajectories)
             return
+        if self.scheduler == "greenlets":
+            return _run_greenlets(units, writer.handle, self.record_trajectories,
+                                  self.concurrency)
         lock = threading.Lock()
 
         def handle(event: Event) -> None:
@@ -116,6 +147,22 @@ class LocalExecutor:
         with ThreadPoolExecutor(self.concurrency) as pool:
             for future in [pool.submit(run_unit, u, handle, self.record_trajectories) for u in units]:
                 future.result()
+
+
+def _run_greenlets(units: list[WorkUnit], emit: Callable[[Event], None],
+                   record_trajectories: bool, concurrency: int) -> None:
+    """`units`, `concurrency` at a time, as greenlets of this thread (see
+    lifebench.cooperative); events are handled where they are emitted (one thread: no lock)."""
+    pending = collections.deque(units)
+    hub = Hub()
+
+    def lane() -> None:  # one of `concurrency` lanes, each playing units until none is left
+        while pending:
+            run_unit(pending.popleft(), emit, record_trajectories)
+
+    for _ in range(min(concurrency, len(units))):
+        hub.spawn(lane)
+    hub.run()
 
 
 class _Pool:
@@ -152,7 +199,8 @@ class _Pool:
         ours, theirs = self.context.Pipe()
         process = self.context.Process(
             target=_worker_main, daemon=True,
-            args=(theirs, self.executor.record_trajectories, self.executor.concurrency))
+            args=(theirs, self.executor.record_trajectories, self.executor.concurrency,
+                  self.executor.scheduler))
         process.start()
         theirs.close()
         return _Worker(process, ours)

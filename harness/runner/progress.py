@@ -26,6 +26,8 @@ class Progress:
             self.successes += int(success)
         else:
             self.failures += 1
+        if self.bar.disable:
+            return
         postfix = {"success": f"{self.successes / self.results:.3f}" if self.results else "-"}
         if self.failures:
             postfix["failed"] = self.failures

@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional
 from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.api.records import Status
+from lifebench.llm.cache import flush_all
 from lifebench.runner.unit import UnitFinished, WorkUnit, run_unit
 from lifebench.runner.writer import RunOutcome, Writer
 from lifebench.store.results import ResultsStore
@@ -63,6 +64,7 @@ def play_unit(unit: WorkUnit, record_trajectories: bool):
     def target() -> None:
         try:
             run_unit(unit, events.put, record_trajectories)
+            flush_all()  # the LLM answers written behind (Ray's workers outlive tasks)
         except BaseException as exc:  # raised in the task, after the events sent so far
             failure.append(exc)
         finally:

@@ -31,7 +31,7 @@ def make_executor(execution: ExecutionConfig) -> Executor:
     from lifebench.runner.local import LocalExecutor
 
     return LocalExecutor(execution.workers, record_trajectories=execution.trajectories,
-                         concurrency=execution.concurrency)
+                         concurrency=execution.concurrency, scheduler=execution.scheduler)
 
 
 def plugin_distributions(config: RunConfig) -> set[str]:

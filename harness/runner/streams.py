@@ -93,9 +93,15 @@ class StreamSpec:
         """(instance_id, trial) in stream order; the position is the episode_index."""
         return [(iid, t) for iid in self.instance_ids for t in range(self.trials)]
 
+    def episode_at(self, position: int) -> tuple[str, int]:
+        """`episodes[position]`, without building the list."""
+        if not 0 <= position < len(self.instance_ids) * self.trials:
+            raise IndexError(f"stream {self.stream_id} has no episode {position}")
+        return self.instance_ids[position // self.trials], position % self.trials
+
     def key_at(self, position: int) -> RecordKey:
         """The record key of the episode at `position`."""
-        instance_id, trial = self.episodes[position]
+        instance_id, trial = self.episode_at(position)
         fields = {"instance_id": instance_id, "trial": trial, "budget_steps": self.budget_at(position)}
         return RecordKey(**{name: fields[name] if name in fields else getattr(self, name)
                             for name in KEY_FIELDS})

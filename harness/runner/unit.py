@@ -111,7 +111,7 @@ def task_info(stream: StreamSpec, position: int, instructions: Optional[str] = N
     """What the method is told of the episode at `position` (`instructions`: the
     benchmark's manual, when the caller has it already; `given`: its instance context)."""
     benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
-    instance_id, trial = stream.episodes[position]
+    instance_id, trial = stream.episode_at(position)
     return TaskInfo(benchmark=stream.benchmark, split=stream.split,
                     instance=benchmark.instance(stream.split, instance_id), seed=stream.seed,
                     trial=trial, episode_index=position, budget_steps=stream.budget_at(position),
@@ -206,7 +206,7 @@ class _UnitPlayer:
                     attempt += 1
                     continue
                 if self.unit.stateful:
-                    instance_id, trial = self.stream.episodes[position]
+                    instance_id, trial = self.stream.episode_at(position)
                     self.emit(UnitFinished(self.unit.unit_id, stopped=(
                         f"stream {self.stream.stream_id} stopped at episode {position} "
                         f"({instance_id}, trial {trial}): {record.status} after {attempt + 1} "
@@ -218,7 +218,7 @@ class _UnitPlayer:
     def _given(self, position: int) -> Optional[GivenContext]:
         if not self.stream.context:
             return None
-        return self.unit.contexts.get(self.stream.episodes[position][0])
+        return self.unit.contexts.get(self.stream.episode_at(position)[0])
 
     def _attempt(self, position: int, attempt: int) -> EpisodeRecord:
         self.emit(EpisodeStarted(self.unit.unit_id, position, attempt))

@@ -77,6 +77,7 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
     Config = InstructRagConfig
+    stateless = False  # its instruction memory grows over the stream
     needs = MethodNeeds(llm=True, support=True, oracle=False)
     tables = (instructrag_tables,)
 

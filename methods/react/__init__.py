@@ -88,6 +88,9 @@ class ReactMethod(Method):
     name = "react"
     Config = ReactConfig
     needs = MethodNeeds(llm=True)
+    # nothing carries across episodes (the few-shot examples are the same for every
+    # stream), so no memory is saved after each one and a stream may be sharded
+    stateless = True
     context_use = "after the manual in the system message"
 
     def setup(self, ctx: StreamContext) -> None:

@@ -7,19 +7,19 @@ from typing import Optional
 
 from lifebench.api import Benchmark, Instance
 
-from lifebench.methods.rollouts import oracle_rollout
+from lifebench.methods.rollouts import PerBenchmark, oracle_rollout
+
+_FAMILY_ORDERS = PerBenchmark()
 
 
 class ExampleBank:
-    """Oracle transcripts of support instances, made on first use and kept for the stream.
-    An episode gets examples of its own task family (ALFWorld's task type, ScienceWorld's
-    task) first, topped up with the support split's first ones."""
+    """Oracle transcripts of support instances, made on first use and shared by the
+    process's streams. An episode gets examples of its own task family (ALFWorld's task
+    type, ScienceWorld's task) first, topped up with the support split's first ones."""
 
     def __init__(self, benchmark: Benchmark, max_steps: int) -> None:
         self.benchmark = benchmark
         self.max_steps = max_steps
-        self._made: dict[str, Optional[str]] = {}
-        self._order: dict[Optional[str], list[Instance]] = {}  # candidates per family
 
     def available(self) -> bool:
         return bool(self.benchmark.support_split) and self.benchmark.has_oracle
@@ -39,22 +39,18 @@ class ExampleBank:
         return out
 
     def _candidates(self, family: Optional[str]) -> list[Instance]:
-        """The support split, the family's instances first (once per family and stream: the
-        split can hold thousands)."""
-        if family not in self._order:
-            pool = self.benchmark.instances(self.benchmark.support_split)
-            same = [s for s in pool if family is not None and self.benchmark.task_family(s) == family]
-            ids = {s.instance_id for s in same}
-            # then the split's first, for families it has fewer of (most Plancraft targets)
-            self._order[family] = same + [s for s in pool if s.instance_id not in ids]
-        return self._order[family]
+        """The support split, the family's instances first (once per family and process:
+        the split can hold thousands)."""
+        return _FAMILY_ORDERS.get(self.benchmark, family, lambda: self._order(family))
+
+    def _order(self, family: Optional[str]) -> list[Instance]:
+        pool = self.benchmark.instances(self.benchmark.support_split)
+        same = [s for s in pool if family is not None and self.benchmark.task_family(s) == family]
+        ids = {s.instance_id for s in same}
+        # then the split's first, for families it has fewer of (most Plancraft targets)
+        return same + [s for s in pool if s.instance_id not in ids]
 
     def _transcript(self, instance: Instance) -> Optional[str]:
         """The oracle's winning episode as text, or None when it does not win in time."""
-        if instance.instance_id not in self._made:
-            self._made[instance.instance_id] = self._play(instance)
-        return self._made[instance.instance_id]
-
-    def _play(self, instance: Instance) -> Optional[str]:
         rollout = oracle_rollout(self.benchmark, instance, self.max_steps)
         return rollout.transcript() if rollout else None

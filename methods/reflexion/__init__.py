@@ -31,6 +31,7 @@ class ReflexionConfig(ReactConfig):
 class ReflexionMethod(ReactMethod):
     name = "reflexion"
     Config = ReflexionConfig
+    stateless = False  # its reflections carry across trials
 
     def setup(self, ctx: Any) -> None:
         super().setup(ctx)

@@ -1,0 +1,300 @@
+"""The HTTP under the LLM client: JSON POSTs on pooled keep-alive connections.
+
+One `Endpoint` per base URL and timeout in a process, shared by every stream: it keeps
+the idle connections (plain or TLS sockets) and lends one per request, so hundreds of
+streams reuse a few hundred sockets instead of opening one per call. An idle connection
+the server has closed (keep-alive timeouts) is noticed before it is used: it is readable
+(EOF) while no request is pending, and is dropped. Proxies come from the usual
+environment variables (`HTTPS_PROXY` by CONNECT, `HTTP_PROXY`, `NO_PROXY`, a user in the
+proxy URL). Answers may carry a Content-Length, be chunked, or end with the connection.
+The timeout applies to each connect, send and read.
+
+Why not the `openai` package, nor `http.client`: the first cost ~5 ms of CPU per call
+building a request through its typed models, the second ~0.2 ms parsing headers with the
+e-mail parser; at a few hundred streams on a few cores that is the harness's whole budget
+(tests/perf/perf_llm_profile.py). HTTP/1.1 for one POST and its answer is little code.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import select
+import socket
+import ssl
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Optional
+from urllib.parse import unquote, urlsplit
+
+from lifebench import cooperative
+
+_LINE_MAX = 65536
+_FRESH_S = 1.0
+_HEADERS_MAX = 100
+
+
+class TransportTimeout(Exception):
+    """No answer within the timeout."""
+
+
+class TransportFailure(Exception):
+    """The connection failed, or closed before a complete answer."""
+
+
+class _ClosedUnanswered(ConnectionError):
+    """The connection closed before the first byte of an answer."""
+
+
+@dataclass(frozen=True)
+class HTTPAnswer:
+    status: int
+    body: bytes
+
+
+class _SocketReader(io.RawIOBase):
+    """The socket's reads, each waiting through the hub when streams are greenlets (see
+    lifebench.cooperative), else blocking up to the socket's timeout."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not cooperative.wait_readable(self.sock, self.sock.gettimeout()):
+            raise socket.timeout("timed out")
+        return self.sock.recv_into(buffer)
+
+
+class _Connection:
+    """A socket and its buffered reader."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.reader = io.BufferedReader(_SocketReader(sock))
+        self.used = time.monotonic()
+        self.reused = False  # it has carried an answer and was kept alive
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+class Endpoint:
+    """Keep-alive connections to one server; thread-safe."""
+
+    def __init__(self, base_url: str, timeout_s: float) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self.tls = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.tls else 80)
+        self.prefix = parts.path.rstrip("/")
+        self.timeout_s = timeout_s
+        self._authority = self.host if parts.port is None else f"{self.host}:{self.port}"
+        if ":" in self.host:  # an IPv6 literal keeps its brackets in Host and URLs
+            self._authority = f"[{self.host}]" + ("" if parts.port is None else f":{self.port}")
+        self._proxy = _proxy_for(parts.scheme, self.host)
+        self._ssl = ssl.create_default_context() if self.tls else None
+        self._idle: list[_Connection] = []
+        self._lock = threading.Lock()
+
+    def post(self, path: str, body: bytes, headers: dict[str, str]) -> HTTPAnswer:
+        """POST `body` to the base URL + `path`; raises TransportTimeout or
+        TransportFailure (the connection is then discarded)."""
+        target = self.prefix + path
+        if self._proxy and not self.tls:  # a plain-HTTP proxy takes the absolute URL
+            target = f"http://{self._authority}{target}"
+        lines = [f"POST {target} HTTP/1.1", f"Host: {self._authority}",
+                 f"Content-Length: {len(body)}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        if self._proxy and not self.tls and self._proxy.authorization:
+            lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        conn: Optional[_Connection] = None
+        try:
+            conn = self._take()
+            try:
+                return self._exchange(conn, request)
+            except _ClosedUnanswered:
+                if not conn.reused:
+                    raise
+            # A kept-alive connection the server closed as this request went out (its idle
+            # timeout): the request was not answered; send it once more on a new one.
+            conn = self._connect()
+            return self._exchange(conn, request)
+        except (socket.timeout, TimeoutError):
+            if conn is not None:
+                conn.close()
+            raise TransportTimeout() from None
+        except (OSError, ValueError) as exc:
+            if conn is not None:
+                conn.close()
+            raise TransportFailure(type(exc).__name__) from None
+
+    def _exchange(self, conn: _Connection, request: bytes) -> HTTPAnswer:
+        try:
+            conn.sock.sendall(request)
+        except (BrokenPipeError, ConnectionResetError):
+            raise _ClosedUnanswered() from None
+        status, length, chunked, keep = _read_head(conn.reader)
+        data = _read_body(conn.reader, status, length, chunked)
+        if keep and length is not None or keep and chunked:
+            conn.used = time.monotonic()
+            conn.reused = True
+            with self._lock:
+                self._idle.append(conn)
+        else:
+            conn.close()
+        return HTTPAnswer(status, data)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def _take(self) -> _Connection:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                return self._connect()
+            # a connection used a moment ago is open: servers keep idle ones for seconds,
+            # and the check is a system call (a hand-off of the GIL at 256 streams)
+            if time.monotonic() - conn.used < _FRESH_S or not _closed_by_peer(conn.sock):
+                return conn
+            conn.close()
+
+    def _connect(self) -> _Connection:
+        proxy = self._proxy
+        address = (proxy.host, proxy.port) if proxy else (self.host, self.port)
+        sock = socket.create_connection(address, timeout=self.timeout_s)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if proxy and self.tls:
+                _tunnel(sock, self._authority, proxy.authorization)
+            if self._ssl is not None:
+                sock = self._ssl.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+        return _Connection(sock)
+
+
+def _read_head(reader: Any) -> tuple[int, Optional[int], bool, bool]:
+    """The status line and headers: (status, content length, chunked, keep-alive)."""
+    while True:
+        line = reader.readline(_LINE_MAX)
+        if not line:
+            raise _ClosedUnanswered()
+        version, _, rest = line.partition(b" ")
+        if not version.startswith(b"HTTP/"):
+            raise ValueError("not an HTTP status line")
+        status = int(rest[:3])
+        keep = version == b"HTTP/1.1"
+        length: Optional[int] = None
+        chunked = False
+        for _ in range(_HEADERS_MAX):
+            line = reader.readline(_LINE_MAX)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = line.partition(b":")
+            name, value = name.strip().lower(), value.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding":
+                chunked = value.endswith(b"chunked")
+            elif name == b"connection":
+                keep = value == b"keep-alive" if not keep else value != b"close"
+        else:
+            raise ValueError("too many headers")
+        if status >= 200 or status == 101:  # 1xx interim answers precede the real one
+            return status, length, chunked, keep
+
+
+def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool) -> bytes:
+    if status in (204, 304):
+        return b""
+    if chunked:
+        parts = []
+        while True:
+            size = int(reader.readline(_LINE_MAX).split(b";")[0].strip() or b"x", 16)
+            if size == 0:
+                while reader.readline(_LINE_MAX) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            parts.append(_exactly(reader, size))
+            reader.readline(_LINE_MAX)
+    if length is not None:
+        return _exactly(reader, length)
+    return reader.read()  # no length: the body ends with the connection
+
+
+def _exactly(reader: Any, size: int) -> bytes:
+    data = reader.read(size)
+    if len(data) != size:
+        raise ConnectionError("closed in the middle of an answer")
+    return data
+
+
+def _tunnel(sock: socket.socket, authority: str, authorization: Optional[str]) -> None:
+    """CONNECT through an HTTP proxy to reach an https endpoint."""
+    lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+    if authorization:
+        lines.append(f"Proxy-Authorization: {authorization}")
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    with sock.makefile("rb") as reader:  # nothing follows the answer until TLS starts
+        status, _, _, _ = _read_head(reader)
+    if status != 200:
+        raise ConnectionError(f"the proxy refused the tunnel ({status})")
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """An idle keep-alive socket that is readable has been closed (or sent garbage)."""
+    try:
+        poller = select.poll()  # not select(): descriptors past 1024 are common at 256 streams
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
+
+@dataclass(frozen=True)
+class _Proxy:
+    host: str
+    port: int
+    authorization: Optional[str]  # "Basic ..." when the proxy URL holds a user
+
+
+def _proxy_for(scheme: str, host: str) -> Optional[_Proxy]:
+    proxies = urllib.request.getproxies_environment()
+    url = proxies.get(scheme)
+    if not url or urllib.request.proxy_bypass_environment(host, proxies):
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if not parts.hostname:
+        return None
+    authorization = None
+    if parts.username:
+        user = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        authorization = "Basic " + base64.b64encode(user.encode()).decode()
+    return _Proxy(parts.hostname, parts.port or 80, authorization)
+
+
+_endpoints_lock = threading.Lock()
+_endpoints: dict[tuple[str, float], Endpoint] = {}
+
+
+def endpoint(base_url: str, timeout_s: float) -> Endpoint:
+    """The process's one `Endpoint` for a base URL and timeout."""
+    with _endpoints_lock:
+        found = _endpoints.get((base_url, timeout_s))
+        if found is None:
+            found = _endpoints[(base_url, timeout_s)] = Endpoint(base_url, timeout_s)
+        return found
