@@ -31,6 +31,7 @@ from typing import Any, Optional
 import crafter
 
 from lifebench.api import Observation, Step
+from lifebench.api.cooperative import StreamLocal
 
 from lifebench.benchmarks.crafter import determinism
 from lifebench.benchmarks.crafter.text import NOOP, invalid_action_note, observe, parse_action
@@ -40,7 +41,7 @@ determinism.enable()
 _WORLDS_KEPT = 32
 _fresh_worlds: "OrderedDict[int, tuple[Any, Any]]" = OrderedDict()
 _worlds_lock = threading.Lock()
-_local = threading.local()  # streams played at once in a worker each have their engines
+_local = StreamLocal()  # streams played at once in a worker each have their engines
 
 
 def _engine(length: int) -> Any:

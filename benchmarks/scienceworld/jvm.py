@@ -1,7 +1,7 @@
 """One ScienceWorld simulator (a JVM) per process, reused across episodes.
 
 Starting a JVM costs ~1.5 s and each holds hundreds of MB, so a worker keeps one and loads
-each episode's task into it (one per thread when a worker plays several streams at once:
+each episode's task into it (one per stream when a worker plays several at once:
 a simulator holds one task). Its heap is capped (`LIFEBENCH_SCIENCEWORLD_HEAP`, default
 768m), or its resident memory grows to gigabytes over long runs. A JVM that dies is
 discarded and the next episode starts a new one. No JVM outlives its Python process: py4j
@@ -16,16 +16,19 @@ import os
 import threading
 from typing import Any, Optional
 
+from lifebench.api.cooperative import current_stream, stream_ended
+
 HEAP_ENV = "LIFEBENCH_SCIENCEWORLD_HEAP"
 DEFAULT_HEAP = "768m"
 # The package's own per-episode move cap; lifebench enforces budgets itself.
 _NO_STEP_LIMIT = 10**9
 
 _lock = threading.Lock()
-# Every simulator of the process, with the thread using it. A worker plays each unit in a
-# thread of its own: a simulator whose thread has ended is handed to the next thread, so a
-# worker holds as many JVMs as streams it plays at once (one, by default).
-_owners: list[tuple[Any, threading.Thread]] = []
+# Every simulator of the process, with the stream using it (a thread, or a greenlet under
+# --scheduler greenlets). A worker plays each unit in a stream of its own: a simulator whose
+# stream has ended is handed to the next, so a worker holds as many JVMs as streams it plays
+# at once (one, by default).
+_owners: list[tuple[Any, Any]] = []  # (simulator, the stream using it: thread or greenlet)
 
 
 # The simulator iterates over hash sets of objects, whose order follows the JVM's identity
@@ -65,14 +68,14 @@ def is_alive(simulator: Any) -> bool:
 
 
 def _mine() -> Optional[Any]:
-    """This thread's simulator, claiming one whose thread has ended; None if none is free."""
-    me = threading.current_thread()
+    """This stream's simulator, claiming one whose stream has ended; None if none is free."""
+    me = current_stream()
     with _lock:
         for sim, owner in _owners:
             if owner is me:
                 return sim
         for i, (sim, owner) in enumerate(_owners):
-            if not owner.is_alive():
+            if stream_ended(owner):
                 _owners[i] = (sim, me)
                 return sim
     return None
@@ -87,13 +90,13 @@ def simulator() -> Any:
     if sim is None:
         with _lock:  # py4j reads JAVA_TOOL_OPTIONS from the process environment
             sim = _start()
-            _owners.append((sim, threading.current_thread()))
+            _owners.append((sim, current_stream()))
     return sim
 
 
 def discard() -> None:
-    """Stop and forget this thread's simulator (after a failure)."""
-    me = threading.current_thread()
+    """Stop and forget this stream's simulator (after a failure)."""
+    me = current_stream()
     with _lock:
         mine = [sim for sim, owner in _owners if owner is me]
     for sim in mine:

@@ -19,7 +19,7 @@ import random
 import threading
 from typing import Any, Optional, Sequence
 
-from lifebench import cooperative
+from lifebench.api import cooperative
 from lifebench.api.errors import LLMError, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from lifebench import cooperative
+from lifebench.api import cooperative
 
 _LINE_MAX = 65536
 _FRESH_S = 1.0
@@ -56,7 +56,7 @@ class HTTPAnswer:
 
 class _SocketReader(io.RawIOBase):
     """The socket's reads, each waiting through the hub when streams are greenlets (see
-    lifebench.cooperative), else blocking up to the socket's timeout."""
+    lifebench.api.cooperative), else blocking up to the socket's timeout."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock

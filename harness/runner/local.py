@@ -6,7 +6,7 @@ its timeout plus a grace period, is killed and replaced, the episode is recorded
 status `env_error` or `timeout`, and its unit continues from the last committed memory.
 
 `concurrency` units (streams) play at once in each worker, one thread each, or one
-greenlet each with `scheduler="greenlets"` (see lifebench.cooperative): for LLM-bound runs,
+greenlet each with `scheduler="greenlets"` (see lifebench.api.cooperative): for LLM-bound runs,
 many streams keep one endpoint busy. Threads cannot be killed one by one, so a worker whose
 episode hangs is killed whole; its other units continue elsewhere from their last
 committed memory without being charged an attempt.
@@ -29,8 +29,8 @@ from multiprocessing.connection import Connection
 from typing import Callable, Iterator, Optional
 
 from lifebench.api.records import Status
-from lifebench import cooperative
-from lifebench.cooperative import Hub
+from lifebench.api import cooperative
+from lifebench.api.cooperative import Hub
 from lifebench.llm.cache import flush_all
 from lifebench.runner.unit import Event, UnitFinished, WorkUnit, run_unit
 from lifebench.runner.writer import RunOutcome, Writer
@@ -152,7 +152,7 @@ class LocalExecutor:
 def _run_greenlets(units: list[WorkUnit], emit: Callable[[Event], None],
                    record_trajectories: bool, concurrency: int) -> None:
     """`units`, `concurrency` at a time, as greenlets of this thread (see
-    lifebench.cooperative); events are handled where they are emitted (one thread: no lock)."""
+    lifebench.api.cooperative); events are handled where they are emitted (one thread: no lock)."""
     pending = collections.deque(units)
     hub = Hub()
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from lifebench import cooperative
-from lifebench.cooperative import Hub
+from lifebench.api import cooperative
+from lifebench.api.cooperative import Hub
 
 
 def test_streams_interleave_where_they_wait():
@@ -106,3 +106,27 @@ def test_outside_a_hub_the_calls_block_as_usual():
     assert time.monotonic() - began >= 0.02
     a.close()
     b.close()
+
+
+def test_stream_locals_and_owners_tell_greenlets_apart():
+    """Greenlets of one thread share its threading.local: plugins keep per-stream things
+    (Crafter's engines, ScienceWorld's simulators) in a StreamLocal or on current_stream()."""
+    local = cooperative.StreamLocal()
+    local.name = "main thread"
+    seen, owners = {}, []
+
+    def stream(name):
+        assert not hasattr(local, "name")
+        local.name = name
+        owners.append(cooperative.current_stream())
+        cooperative.sleep(0.01)  # the other stream runs and sets its own
+        seen[name] = (local.name, local.__dict__.setdefault("engines", {"of": name})["of"])
+
+    hub = Hub()
+    hub.spawn(stream, "a")
+    hub.spawn(stream, "b")
+    hub.run()
+    assert seen == {"a": ("a", "a"), "b": ("b", "b")}
+    assert local.name == "main thread"
+    assert owners[0] is not owners[1] and all(cooperative.stream_ended(o) for o in owners)
+    assert not cooperative.stream_ended(cooperative.current_stream())

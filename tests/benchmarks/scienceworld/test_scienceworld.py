@@ -181,6 +181,39 @@ def test_one_jvm_reused_across_episodes(bench):
     assert jvm.simulator() is first
 
 
+def test_greenlet_streams_each_have_their_simulator(bench):
+    """Streams as greenlets of one thread (--scheduler greenlets) interleave their episodes
+    where they wait: each has its own simulator, and plays as it would alone."""
+    from lifebench.api import cooperative
+    from lifebench.api.cooperative import Hub
+
+    instances = bench.instances("step18-v1")[:2]
+    actions = ["look around", "open door to kitchen", "go to kitchen", "look around"]
+
+    def play(instance, out):
+        env = bench.make_env(instance, 0)
+        texts = [env.reset().text]
+        for action in actions:
+            cooperative.sleep(0.01)  # the other stream steps meanwhile
+            texts.append(env.step(action).observation.text)
+        out.append((jvm.simulator(), texts))
+        env.close()
+
+    alone = {}
+    for instance in instances:
+        played = []
+        play(instance, played)
+        alone[instance.instance_id] = played[0][1]
+    together = {i.instance_id: [] for i in instances}
+    hub = Hub()
+    for instance in instances:
+        hub.spawn(play, instance, together[instance.instance_id])
+    hub.run()
+    simulators = {id(played[0][0]) for played in together.values()}
+    assert len(simulators) == 2, "one simulator per greenlet stream"
+    assert {iid: played[0][1] for iid, played in together.items()} == alone
+
+
 def run_faulty(cli, out, instances, method_args):
     """The `faulty` method on ScienceWorld short tasks, one worker."""
     return cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",

@@ -12,6 +12,10 @@ What does not wait through the hub blocks the thread, and so every stream of it:
 environment step is no worse off than under the GIL, but a simulator behind a socket
 (ScienceWorld's JVM) is, so threads stay the default. Without a running hub, `wait_readable`
 and `sleep` are the plain blocking calls: the same code serves both schedulers.
+
+Greenlets of one thread share its `threading.local`: a plugin that keeps something per
+stream played at once (an engine, a simulator) keys it on `current_stream()` or keeps it
+in a `StreamLocal`, which are per greenlet under a hub and per thread elsewhere.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import select
 import selectors
 import threading
 import time
+import weakref
 from typing import Any, Callable, Optional
 
 SCHEDULERS = ("threads", "greenlets")
@@ -161,6 +166,40 @@ class _OneShot:
 
     def close(self) -> None:
         (self._selector or self._epoll).close()
+
+
+def current_stream() -> Any:
+    """What plays the caller's stream now: its greenlet under a hub, else its thread."""
+    hub = _hub()
+    return hub._greenlet.getcurrent() if hub is not None else threading.current_thread()
+
+
+def stream_ended(stream: Any) -> bool:
+    """Whether a `current_stream()` has finished (its resources may go to another)."""
+    if isinstance(stream, threading.Thread):
+        return not stream.is_alive()
+    return bool(stream.dead)
+
+
+class StreamLocal:
+    """Attributes per stream (`current_stream()`): a `threading.local` that also tells
+    greenlets apart. What a finished stream held is dropped with it."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_by_stream", weakref.WeakKeyDictionary())
+
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        return self._by_stream.setdefault(current_stream(), {})
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.__dict__[name] = value
 
 
 def _hub() -> Optional[Hub]:
