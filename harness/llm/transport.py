@@ -190,32 +190,52 @@ class Endpoint:
 def _read_head(reader: Any) -> tuple[int, Optional[int], bool, bool]:
     """The status line and headers: (status, content length, chunked, keep-alive)."""
     while True:
-        line = reader.readline(_LINE_MAX)
-        if not line:
+        buffered = reader.peek(1)  # an answer's head usually arrives whole: split it at once
+        if not buffered:
             raise _ClosedUnanswered()
-        version, _, rest = line.partition(b" ")
-        if not version.startswith(b"HTTP/"):
-            raise ValueError("not an HTTP status line")
-        status = int(rest[:3])
-        keep = version == b"HTTP/1.1"
-        length: Optional[int] = None
-        chunked = False
-        for _ in range(_HEADERS_MAX):
-            line = reader.readline(_LINE_MAX)
-            if line in (b"\r\n", b"\n", b""):
-                break
-            name, _, value = line.partition(b":")
-            name, value = name.strip().lower(), value.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding":
-                chunked = value.endswith(b"chunked")
-            elif name == b"connection":
-                keep = value == b"keep-alive" if not keep else value != b"close"
+        end = buffered.find(b"\r\n\r\n")
+        if 0 <= end < _LINE_MAX:
+            lines = reader.read(end + 4)[:end].split(b"\r\n")
         else:
-            raise ValueError("too many headers")
+            lines = _head_lines(reader)
+        status, length, chunked, keep = _parse_head(lines)
         if status >= 200 or status == 101:  # 1xx interim answers precede the real one
             return status, length, chunked, keep
+
+
+def _head_lines(reader: Any) -> list[bytes]:
+    """The head line by line (it came in pieces, or with bare newlines)."""
+    lines = []
+    for _ in range(_HEADERS_MAX + 1):
+        line = reader.readline(_LINE_MAX)
+        if line in (b"\r\n", b"\n", b""):
+            if not lines:
+                raise _ClosedUnanswered()
+            return lines
+        lines.append(line.rstrip(b"\r\n"))
+    raise ValueError("too many headers")
+
+
+def _parse_head(lines: list[bytes]) -> tuple[int, Optional[int], bool, bool]:
+    version, _, rest = lines[0].partition(b" ")
+    if not version.startswith(b"HTTP/"):
+        raise ValueError("not an HTTP status line")
+    if len(lines) > _HEADERS_MAX + 1:
+        raise ValueError("too many headers")
+    status = int(rest[:3])
+    keep = version == b"HTTP/1.1"
+    length: Optional[int] = None
+    chunked = False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name, value = name.strip().lower(), value.strip().lower()
+        if name == b"content-length":
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = value.endswith(b"chunked")
+        elif name == b"connection":
+            keep = value == b"keep-alive" if not keep else value != b"close"
+    return status, length, chunked, keep
 
 
 def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool) -> bytes:

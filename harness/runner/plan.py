@@ -2,7 +2,7 @@
 
 Finished keys (result statuses) are skipped. A lifelong stream resumes right after its last
 finished episode from the memory saved there; a stateless stream runs whatever is missing,
-sharded so that all workers stay busy.
+sharded so that all workers stay busy (whole, when LLM streams fill every slot).
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ class Plan:
 
 
 def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: ResultsStore,
-               workers: int) -> Plan:
+               workers: int, concurrency: int = 1) -> Plan:
+    """`workers` x `concurrency` streams play at once."""
     finished = {r.key: r for r in records if r.is_result}
+    slots = max(workers, 1) * max(concurrency, 1)
+    stateless_streams = sum(1 for s in streams if registry.method_class(s.method).stateless)
     units: list[WorkUnit] = []
     done = 0
     for stream in streams:
@@ -41,7 +44,12 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
         if not remaining:
             continue
         if stateless:
-            shards = max(1, min(len(remaining), max(workers, 1) * 3))
+            # Shards keep every slot busy (three per slot, for balance). Streams in flight
+            # for an LLM (concurrency > 1) are seeds of one split, as long as each other:
+            # with one for every slot, whole streams end together, and shards would only
+            # add a tail (slots finishing at different times) and per-unit set-ups.
+            whole = concurrency > 1 and stateless_streams >= slots
+            shards = 1 if whole else max(1, min(len(remaining), slots * 3))
             size = math.ceil(len(remaining) / shards)
             for start in range(0, len(remaining), size):
                 units.append(WorkUnit(len(units), stream, remaining[start:start + size],

@@ -49,8 +49,8 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
         existing = store.open()
         builds = plan_contexts(streams, store.contexts, execution.context_cache,
                                streams[0].run_id)
-        plan = plan_units(streams, existing.records, store,
-                          max(execution.workers, 1) * execution.concurrency)
+        plan = plan_units(streams, existing.records, store, execution.workers,
+                          execution.concurrency)
         packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages}
                           | plugin_distributions(config))
         info = environment_info(packages)

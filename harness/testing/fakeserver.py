@@ -23,21 +23,32 @@ in flight at once, so tests can check, for example, that a replayed run made no 
 `GET /last` the last request answered and `GET /requests` the last 1000. With `api_key` set
 (`--api-key`), a request carrying another key gets 401. The server never logs or returns
 the API key it is sent.
+
+It is one asyncio event loop (in a background thread for `serve()`, in the main thread from
+the command line) with a small HTTP/1.1 parser (keep-alive, Content-Length and chunked
+bodies, `Connection: close` and HTTP/1.0 answered then closed): a request's latency is a
+timer, not a sleeping thread, so hundreds of requests wait at once for little CPU each. A
+connection answers its requests in order, one at a time, as before.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
+import functools
 import json
 import random
 import re
 import socket
+import sys
 import threading
 import time
+import traceback
 import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.utils import formatdate
+from http import HTTPStatus
 from typing import Any, Optional
 
 FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
@@ -45,22 +56,45 @@ FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
 
 POLICIES = ("script", "plancraft")
 _PLANCRAFT_TARGET = re.compile(r"Craft an item of type: (\S+)")
+_PLANCRAFT_LITERAL = "Craft an item of type: "  # where a match of _PLANCRAFT_TARGET starts
 _PLANCRAFT_ITEM = re.compile(r"^ - (\S+) \[?(\w+)\]? quantity (\d+)$", re.M)  # [I12] or I12
 _PLANCRAFT_ACTION = re.compile(r"^(move|smelt): from (\[\w+\]) to (\[\w+\]) with quantity (\d+)$")
 
 
+def _last_target(text: str) -> Optional["re.Match[str]"]:
+    """The last match of _PLANCRAFT_TARGET in `text` (matches cannot overlap: the literal
+    holds spaces, the item name none), found from the end."""
+    end = len(text)
+    while True:
+        start = text.rfind(_PLANCRAFT_LITERAL, 0, end)
+        if start < 0:
+            return None
+        match = _PLANCRAFT_TARGET.match(text, start)
+        if match:
+            return match
+        end = start + len(_PLANCRAFT_LITERAL) - 1
+
+
 def plancraft_next_action(prompt: str) -> Optional[str]:
     """The planner's next action for the last Plancraft observation in `prompt`."""
+    match = _last_target(prompt)
+    if match is None:
+        return None
+    # The observation's first paragraph: the target line and the inventory by slot.
+    end = prompt.find("\n\n", match.start())
+    first = prompt[match.start():end if end >= 0 else len(prompt)]
+    return _planned_action(match.group(1), tuple(_PLANCRAFT_ITEM.findall(first)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _planned_action(target: str, items: tuple[tuple[str, str, str], ...]) -> str:
+    """The plan's first action for a target and an inventory; memoized, as the planner
+    is slow and the same observation recurs across streams and seeds."""
     from plancraft.environment.actions import convert_to_slot_index
     from plancraft.environment.planner import get_subplans
 
-    starts = [m.start() for m in _PLANCRAFT_TARGET.finditer(prompt)]
-    if not starts:
-        return None
-    observation = prompt[starts[-1]:]
-    target = _PLANCRAFT_TARGET.match(observation).group(1)  # type: ignore[union-attr]
     inventory = {convert_to_slot_index(f"[{slot}]"): {"type": item, "quantity": int(qty)}
-                 for item, slot, qty in _PLANCRAFT_ITEM.findall(observation.split("\n\n")[0])}
+                 for item, slot, qty in items}
     try:
         subplans, _ = get_subplans({"inventory": inventory, "target": target})
     except Exception:  # the planner finds no way: the task is impossible
@@ -77,6 +111,28 @@ def as_tool_call(action: str) -> dict[str, Any]:
                                             "quantity": int(quantity)}}
     name, _, rest = action.partition(":")
     return {"name": name.strip(), "arguments": {"reason": rest.strip()}}
+
+
+# What str.split() splits on, among ASCII characters; a translation to " " (those) or "x".
+_SPACE_TABLE = bytes(0x20 if chr(i).isspace() else 0x78 for i in range(256))
+_WORD_COUNTS: dict[str, int] = {}  # of long texts: a system prompt, a history, recur
+
+
+def _words(text: str) -> int:
+    """len(text.split()), without making the words (a prompt is thousands of them)."""
+    if len(text) < 256:
+        return len(text.split())
+    count = _WORD_COUNTS.get(text)
+    if count is None:
+        if text.isascii():
+            marks = text.encode("ascii").translate(_SPACE_TABLE)
+            count = marks.count(b" x") + (marks[:1] == b"x")
+        else:
+            count = len(text.split())
+        if len(_WORD_COUNTS) >= 4096:
+            _WORD_COUNTS.clear()
+        _WORD_COUNTS[text] = count
+    return count
 
 
 @dataclass
@@ -129,16 +185,23 @@ class FakeOpenAI:
         self.last_request = request
         self.history.append(request)
         with self._lock:
-            messages = request.get("messages") or [{}]
-            ends = "\n".join(str(m.get("content") or "") for m in (messages[0], messages[-1]))
-            for index, item in enumerate(self.config.script):
-                if isinstance(item, dict) and "match" in item and re.search(item["match"], ends):
-                    used = self.routed.get(index, 0)
-                    self.routed[index] = used + 1
-                    return item["replies"][min(used, len(item["replies"]) - 1)]
+            script = self.config.script
+            if any(isinstance(item, dict) and "match" in item for item in script):
+                messages = request.get("messages") or [{}]
+                ends = "\n".join(str(m.get("content") or "") for m in (messages[0], messages[-1]))
+                for index, item in enumerate(script):
+                    if isinstance(item, dict) and "match" in item and re.search(item["match"], ends):
+                        used = self.routed.get(index, 0)
+                        self.routed[index] = used + 1
+                        return item["replies"][min(used, len(item["replies"]) - 1)]
         if self.config.policy == "plancraft":
-            prompt = "\n".join(str(m.get("content") or "") for m in request.get("messages", []))
-            action = plancraft_next_action(prompt) or "think: I see no Plancraft observation"
+            # Only the messages from the last one holding an observation on: the prompt's
+            # last observation is there (a match lies within one message).
+            contents = [str(m.get("content") or "") for m in request.get("messages", [])]
+            last = next((i for i in range(len(contents) - 1, -1, -1)
+                         if _PLANCRAFT_LITERAL in contents[i] and _last_target(contents[i])), None)
+            action = None if last is None else plancraft_next_action("\n".join(contents[last:]))
+            action = action or "think: I see no Plancraft observation"
             return {"tool_call": as_tool_call(action)} if request.get("tools") else action
         with self._lock:
             sequence = [item for item in self.config.script
@@ -162,8 +225,8 @@ class FakeOpenAI:
             finish = "tool_calls"
         else:
             message["content"] = reply["content"] if isinstance(reply, dict) else str(reply)
-        prompt = sum(len(str(m.get("content") or "").split()) for m in request.get("messages", []))
-        completion = len(str(message["content"] or "").split()) + (5 if finish == "tool_calls" else 0)
+        prompt = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+        completion = _words(str(message["content"] or "")) + (5 if finish == "tool_calls" else 0)
         return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion",
                 "created": int(time.time()), "model": request.get("model", "fake"),
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -171,98 +234,370 @@ class FakeOpenAI:
                           "total_tokens": prompt + completion}}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: "LocalServer"
-    protocol_version = "HTTP/1.1"
+# --- HTTP/1.1 on asyncio ---------------------------------------------------------------
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet, and never the key
-        pass
+_MAX_HEAD = 65536  # bytes of request line and headers, as http.server allows
+_MAX_HEADERS = 100
+_MAX_BUFFERED = 1 << 22  # read no further ahead than this while a request is answered
+_READ_ROOM = 32768  # a connection's buffer to begin with; at least half of it is offered to a read
+_ERRORS = {
+    429: json.dumps({"error": {"message": "rate limited", "type": "rate_limit"}}).encode(),
+    500: json.dumps({"error": {"message": "internal error", "type": "server_error"}}).encode(),
+}
+_MALFORMED = b'{"choices": [ this is not json'
+_UNAUTHORIZED = json.dumps({"error": {"message": "Incorrect API key provided",
+                                      "type": "invalid_request_error",
+                                      "code": "invalid_api_key"}}).encode()
+_MODELS = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
 
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in two writes: without this, Nagle's algorithm and the
-        # client's delayed ACK add ~40 ms to every answer on loopback.
-        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+def _status_line(status: int) -> bytes:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode("latin-1")
+
+
+_STATUS_LINES = {status.value: _status_line(status.value) for status in HTTPStatus}
+_date: tuple[int, bytes] = (0, b"")  # a second, and the Date header line for it
+
+
+def _date_line() -> bytes:
+    global _date
+    now = int(time.time())
+    if now != _date[0]:
+        _date = (now, f"Date: {formatdate(now, usegmt=True)}\r\n".encode("latin-1"))
+    return _date[1]
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class _Head:
+    method: str
+    path: str
+    keep_alive: bool
+    headers: dict[str, str]
+    length: int  # of the body; -1 when chunked
+    expects_continue: bool = False  # `Expect: 100-continue`
+
+
+# The headers a request's handling reads (a line's first such header counts, as with
+# http.server); the others are not looked at.
+_HEADERS = re.compile(rb"\r\n(content-length|connection|transfer-encoding|authorization|expect)"
+                      rb"[ \t]*:[ \t]*([^\r\n]*)", re.I)
+
+
+def _parse_head(block: bytes | bytearray) -> _Head:
+    """The request line and headers (`block` without its final blank line)."""
+    line_end = block.find(b"\r\n")
+    request_line = block[:line_end if line_end >= 0 else len(block)].decode("latin-1")
+    words = request_line.split()
+    if len(words) != 3 or not words[2].startswith("HTTP/"):
+        raise _BadRequest(400, f"bad request line {request_line[:100]!r}")
+    method, path, version = words
+    try:
+        major, minor = (int(n) for n in version[5:].split("."))
+    except ValueError:
+        raise _BadRequest(400, f"bad request version {version[:20]!r}") from None
+    if major != 1:
+        raise _BadRequest(505, f"HTTP version {version[:20]} is not supported")
+    if block.count(b"\r\n") > _MAX_HEADERS:
+        raise _BadRequest(431, "too many headers")
+    headers: dict[str, str] = {}
+    for name, value in _HEADERS.findall(block):
+        headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    connection = headers.get("connection", "").lower()
+    keep_alive = minor >= 1
+    if "close" in connection:
+        keep_alive = False
+    elif "keep-alive" in connection:
+        keep_alive = True
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        length = -1
+    else:
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            raise _BadRequest(400, "bad Content-Length") from None
+        if length < 0:
+            raise _BadRequest(400, "bad Content-Length")
+    expects_continue = minor >= 1 and headers.get("expect", "").lower() == "100-continue"
+    return _Head(method, path, keep_alive, headers, length, expects_continue)
+
+
+def _dechunk(buffer: bytes) -> Optional[tuple[bytes, int]]:
+    """A chunked body at the start of `buffer` and the bytes it takes, or None if it has
+    not all arrived."""
+    parts, at = [], 0
+    while True:
+        eol = buffer.find(b"\r\n", at)
+        if eol < 0:
+            return None
+        try:
+            size = int(bytes(buffer[at:eol]).split(b";")[0].strip(), 16)
+        except ValueError:
+            raise _BadRequest(400, "bad chunk size") from None
+        if size == 0:
+            while True:  # trailers, up to a blank line
+                end = buffer.find(b"\r\n", eol + 2)
+                if end < 0:
+                    return None
+                if end == eol + 2:
+                    return b"".join(parts), end + 2
+                eol = end
+        if len(buffer) < eol + 2 + size + 2:
+            return None
+        parts.append(bytes(buffer[eol + 2:eol + 2 + size]))
+        at = eol + 2 + size + 2
+
+
+class _Connection(asyncio.BufferedProtocol):
+    """One client connection: its requests parsed from a buffer and answered in order,
+    one at a time; a request's latency is a timer on the loop. The socket is read into
+    the connection's own buffer (no new buffer per read)."""
+
+    def __init__(self, server: "LocalServer") -> None:
+        self.server = server
+        self.fake = server.fake
+        self.transport: Any = None
+        self.buffer = bytearray(_READ_ROOM)
+        self.start = 0  # the bytes received and not yet parsed are buffer[start:end]
+        self.end = 0
+        self.scanned = 0  # of those, how many were searched for the end of the headers
+        self.head: Optional[_Head] = None  # of the request whose body is awaited
+        self.busy = False  # a request is being answered
+        self.keep_alive = True
+        self.closed = False
+        self.eof = False
+        self.paused = False
+        self.timer: Optional[asyncio.TimerHandle] = None
+
+    # asyncio callbacks
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        self.server._connections.add(self)
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.closed = True
+        self.server._connections.discard(self)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        buffer, start, end = self.buffer, self.start, self.end
+        if start == end:  # everything parsed: start again at the front
+            start = end = self.start = self.end = 0
+            if len(buffer) > 4 * _READ_ROOM:  # after a big body
+                buffer = self.buffer = bytearray(_READ_ROOM)
+        if len(buffer) - end < _READ_ROOM // 2:
+            pending = end - start
+            if pending + _READ_ROOM // 2 <= len(buffer):  # move the unparsed to the front
+                buffer[:pending] = buffer[start:end]  # same size: a view may still exist
+            else:  # a bigger buffer
+                grown = bytearray(2 * len(buffer) + pending)
+                grown[:pending] = buffer[start:end]
+                buffer = self.buffer = grown
+            self.start, self.end = 0, pending
+            end = pending
+        return memoryview(buffer)[end:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.closed:
+            return
+        self.end += nbytes
+        if not self.busy:
+            self._next()
+        elif self.end - self.start > _MAX_BUFFERED and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        if not self.busy:
+            self._close()
+        return True  # a request being answered still gets its answer
+
+    # requests
+
+    def _next(self) -> None:
+        """Start answering the buffered requests, up to one that waits (its latency)."""
+        buffer = self.buffer
+        try:
+            while not self.busy and not self.closed:
+                if self.head is None:
+                    start, end = self.start, self.end
+                    while buffer.startswith(b"\r\n", start, end):  # blank lines before a request
+                        start += 2
+                    self.start = start
+                    eoh = buffer.find(b"\r\n\r\n", start + max(0, self.scanned - 3), end)
+                    if eoh < 0:
+                        self.scanned = end - start
+                        if end - start > _MAX_HEAD:
+                            raise _BadRequest(431, "request headers too large")
+                        break
+                    if eoh - start > _MAX_HEAD:
+                        raise _BadRequest(431, "request headers too large")
+                    self.head = _parse_head(buffer[start:eoh])
+                    self.start, self.scanned = eoh + 4, 0
+                    if self.head.expects_continue:
+                        self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                head = self.head
+                if head.length < 0:
+                    chunked = _dechunk(bytes(buffer[self.start:self.end]))
+                    if chunked is None:
+                        break
+                    body, used = chunked
+                elif self.end - self.start >= head.length:
+                    body, used = buffer[self.start:self.start + head.length], head.length
+                else:
+                    break
+                self.start += used
+                self.head = None
+                self._request(head, body)
+        except _BadRequest as error:
+            self.keep_alive = False
+            self._json(error.status, {"error": {"message": str(error)}})
+            return
+        except Exception:  # a broken script, say: said on stderr, the connection closed
+            self._fail()
+            return
+        if self.paused and not self.busy:
+            self.paused = False
+            self.transport.resume_reading()
+        if self.eof and not self.busy:
+            self._close()
+
+    def _request(self, head: _Head, body: bytes | bytearray) -> None:
+        self.keep_alive = head.keep_alive
+        fake = self.fake
+        path = head.path.rstrip("/")
+        if head.method == "GET":
+            if path == "/stats":
+                self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
+                                 "max_in_flight": fake.max_in_flight})
+            elif path == "/last":  # the last request answered (for tests)
+                self._json(200, fake.last_request)
+            elif path == "/requests":  # the last 1000 requests answered
+                self._json(200, list(fake.history))
+            elif path.endswith("/models"):
+                self._send(200, _MODELS)
+            else:
+                self._json(404, {"error": {"message": "not found"}})
+            return
+        if head.method != "POST":
+            self.keep_alive = False
+            self._json(501, {"error": {"message": f"unsupported method {head.method[:20]!r}"}})
+            return
+        if not path.endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {head.path}"}})
+            return
+        try:
+            request = json.loads(body)
+        except ValueError:
+            self._json(400, {"error": {"message": "body is not JSON"}})
+            return
+        if not isinstance(request, dict):
+            self._json(400, {"error": {"message": "body is not a JSON object"}})
+            return
+        expected = fake.config.api_key
+        if expected is not None and head.headers.get("authorization") != f"Bearer {expected}":
+            self._send(401, _UNAUTHORIZED)
+            return
+        fake.enter()
+        try:
+            fault = fake.next_fault()
+        except BaseException:
+            fake.leave()
+            raise
+        delay = fake.config.latency_s + (fake.config.hang_s if fault == "timeout" else 0.0)
+        if delay > 0:
+            self.busy = True
+            self.timer = self.server._loop.call_later(delay, self._answer, request, fault)
+        else:
+            self._answer(request, fault, at_once=True)
+
+    def _answer(self, request: dict[str, Any], fault: Optional[str], at_once: bool = False) -> None:
+        """The answer to a chat request, after its latency (and hang)."""
+        self.timer = None
+        fake = self.fake
+        try:
+            if fault in ("429", "500"):
+                self._send(int(fault), _ERRORS[int(fault)])  # type: ignore[arg-type]
+            elif fault == "malformed":
+                self._send(200, _MALFORMED)
+            elif fault == "drop":
+                self.keep_alive = False
+                self._close()
+            else:  # no fault, or a timeout that has hung: the answer
+                self._send(200, json.dumps(fake.completion(request)).encode())
+        except Exception:
+            if at_once:
+                raise  # to _next, which says it
+            self._fail()
+        finally:
+            fake.leave()
+        self.busy = False
+        if not at_once:
+            self._next()
+
+    def _fail(self) -> None:
+        """An error of the server's own (a broken script, say): said on stderr, as
+        http.server did, and the connection closed unanswered."""
+        print(f"fakeserver: error answering a request:\n{traceback.format_exc()}",
+              file=sys.stderr, flush=True)
+        self.keep_alive = False
+        self.busy = False
+        self._close()
+
+    # answers
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj).encode())
 
-    def do_GET(self) -> None:
-        fake = self.server.fake
-        if self.path.rstrip("/") == "/stats":
-            self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
-                             "max_in_flight": fake.max_in_flight})
-        elif self.path.rstrip("/") == "/last":  # the last request answered (for tests)
-            self._json(200, fake.last_request)
-        elif self.path.rstrip("/") == "/requests":  # the last 1000 requests answered
-            self._json(200, list(fake.history))
-        elif self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
-        else:
-            self._json(404, {"error": {"message": "not found"}})
+    def _send(self, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
+        if self.closed or self.transport.is_closing():
+            return  # the client went away while its request waited
+        status_line = _STATUS_LINES.get(status) or _status_line(status)
+        close = b"" if self.keep_alive else b"Connection: close\r\n"
+        self.transport.write(b"".join((
+            status_line, _date_line(), b"Content-Type: ", content_type,
+            b"\r\nContent-Length: ", str(len(body)).encode(), b"\r\n", close, b"\r\n", body)))
+        if not self.keep_alive:
+            self._close()
 
-    def do_POST(self) -> None:
-        fake = self.server.fake
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        try:
-            request = json.loads(raw)
-        except ValueError:
-            self._json(400, {"error": {"message": "body is not JSON"}})
-            return
-        expected = fake.config.api_key
-        if expected is not None and self.headers.get("Authorization") != f"Bearer {expected}":
-            self._json(401, {"error": {"message": "Incorrect API key provided",
-                                       "type": "invalid_request_error", "code": "invalid_api_key"}})
-            return
-        fake.enter()
-        try:
-            self._answer(fake, request)
-        finally:
-            fake.leave()
-
-    def _answer(self, fake: "FakeOpenAI", request: dict[str, Any]) -> None:
-        fault = fake.next_fault()
-        if fake.config.latency_s:
-            time.sleep(fake.config.latency_s)
-        if fault == "timeout":
-            time.sleep(fake.config.hang_s)
-        elif fault == "429":
-            self._json(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
-            return
-        elif fault == "500":
-            self._json(500, {"error": {"message": "internal error", "type": "server_error"}})
-            return
-        elif fault == "malformed":
-            self._send(200, b'{"choices": [ this is not json')
-            return
-        elif fault == "drop":
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
-        self._json(200, fake.completion(request))
+    def _close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
 
 
-class LocalServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class LocalServer:
+    """The server on `address` (bound at once): `serve_forever()` runs its event loop in
+    the calling thread, `shutdown()` (from another thread) stops it, `server_close()`
+    releases the port; as `socketserver`'s servers."""
 
     def __init__(self, address: tuple[str, int], fake: FakeOpenAI) -> None:
-        super().__init__(address, _Handler)
         self.fake = fake
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.socket.bind(address)
+            self.socket.listen(1024)  # hundreds of clients may connect at once
+        except BaseException:
+            self.socket.close()
+            raise
+        self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
+        self._connections: set[_Connection] = set()
+        self._lock = threading.Lock()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stop: Optional[asyncio.Future[None]] = None
+        self._shutdown_requested = False
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -281,15 +616,82 @@ class LocalServer(ThreadingHTTPServer):
         """The last 1000 requests answered, oldest first."""
         return self._get("/requests")
 
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Answer requests until `shutdown()`."""
+        loop = asyncio.new_event_loop()
+        stop: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._shutdown_requested:
+                loop.close()
+                return
+            self._loop, self._stop = loop, stop
+            self._stopped.clear()
+        task = loop.create_task(self._serve(stop))
+        try:
+            loop.run_until_complete(task)
+        finally:
+            if not task.done():  # interrupted (Ctrl-C): close the connections all the same
+                task.cancel()
+                try:
+                    loop.run_until_complete(task)
+                except BaseException:
+                    pass
+            with self._lock:
+                self._loop = self._stop = None
+            loop.close()
+            self._stopped.set()
+
+    async def _serve(self, stop: "asyncio.Future[None]") -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _Connection(self), sock=self.socket, backlog=1024)
+        try:
+            await stop
+        finally:
+            # Accept no more; let the connections accepted a moment ago be made (asyncio
+            # makes them in tasks), then close the socket and every connection.
+            loop.remove_reader(self.socket.fileno())
+            accepting = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            if accepting:
+                await asyncio.wait(accepting, timeout=1.0)
+            server.close()  # closes the socket: connections not yet accepted are reset
+            for connection in list(self._connections):
+                if connection.timer is not None:
+                    connection.timer.cancel()
+                connection.closed = True
+                connection.transport.abort()
+            await asyncio.sleep(0)  # the transports' own closing callbacks
+
+    def shutdown(self) -> None:
+        """Stop `serve_forever()` and wait until it has (not from the server's thread)."""
+        with self._lock:
+            self._shutdown_requested = True
+            loop, stop = self._loop, self._stop
+        if loop is None or stop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(lambda: stop.done() or stop.set_result(None))
+        except RuntimeError:  # the loop has just closed
+            return
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        self.socket.close()
+
     def close(self) -> None:
         self.shutdown()
+        self.server_close()
+
+    def __enter__(self) -> "LocalServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
         self.server_close()
 
 
 def serve(config: ServerConfig, port: int = 0, host: str = "127.0.0.1") -> LocalServer:
     """Start the server in a background thread; returns it (`server.url`, `server.close()`)."""
     server = LocalServer((host, port), FakeOpenAI(config))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, name="fakeserver", daemon=True).start()
     return server
 
 

@@ -8,7 +8,8 @@ episode steps the real environment until it is won: ~10 LLM calls an episode her
 `--concurrency N` streams in that process; `--llm-concurrency N`), as a real run is: the LLM
 cache on (`rw`, a fresh file: every call a miss, looked up, then written) and trajectories
 written. The child first plays one episode (imports, data, ReAct's few-shot examples, which
-every stream shares), then the measured run. Each `--scheduler` is measured in turn
+every stream shares), then the measured run; a first one-stream run, not reported, fills
+the server's cache of planner answers, so every row finds it full. Each `--scheduler` is measured in turn
 (`greenlets`: streams are greenlets of one thread; `threads`: one thread each):
 
 - episodes/s and LLM calls/s over the run's wall time, and the ratio to one stream;
@@ -221,6 +222,10 @@ def main() -> None:
                     cwd=ROOT) as server:
         scratch = Path(scratch_dir)
         base_url = server.stdout.readline().split()[-1]  # "listening on URL"
+        # A first pass, not reported, fills the server's cache of planner answers: the
+        # first row would otherwise wait on the planner (1-14 ms a new state), the others not.
+        args.scheduler = args.schedulers.split(",")[0]
+        measure(args, base_url, server.pid, 1)
         for scheduler in args.schedulers.split(","):
             args.scheduler = scheduler
             rows = tables[scheduler] = []
