@@ -179,7 +179,7 @@ class _KeyFilter:
 
     def may_hold(self, key: str) -> bool:
         positions = self._positions(key)
-        if positions is None or len(key) < 48:
+        if positions is None:  # not a key of ours (too short, not hex): ask the file
             return True
         return all(self.array[p >> 3] >> (p & 7) & 1 for p in positions)
 

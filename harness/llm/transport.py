@@ -242,18 +242,28 @@ def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool) -
     if status in (204, 304):
         return b""
     if chunked:
-        parts = []
-        while True:
-            size = int(reader.readline(_LINE_MAX).split(b";")[0].strip() or b"x", 16)
-            if size == 0:
-                while reader.readline(_LINE_MAX) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(parts)
-            parts.append(_exactly(reader, size))
-            reader.readline(_LINE_MAX)
+        return _read_chunks(reader)
     if length is not None:
         return _exactly(reader, length)
     return reader.read()  # no length: the body ends with the connection
+
+
+def _read_chunks(reader: Any) -> bytes:
+    """A chunked body: sized chunks up to a chunk of size 0, then trailer lines to a blank."""
+    parts = []
+    while True:
+        size_line = reader.readline(_LINE_MAX).split(b";")[0].strip()
+        if not size_line:
+            raise ConnectionError("closed in the middle of a chunked answer")
+        size = int(size_line, 16)  # not hex: ValueError, a malformed answer
+        if size == 0:
+            break
+        parts.append(_exactly(reader, size))
+        reader.readline(_LINE_MAX)  # the chunk's line end
+    for _ in range(_HEADERS_MAX + 1):  # the trailers, ignored
+        if reader.readline(_LINE_MAX) in (b"\r\n", b"\n", b""):
+            return b"".join(parts)
+    raise ValueError("too many trailer lines")
 
 
 def _exactly(reader: Any, size: int) -> bytes:
