@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install browser bench check how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
+.PHONY: install browser bench check test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -153,8 +153,25 @@ browser:
 		($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null) || \
 		echo "make browser: cannot install chromium (apt-get install chromium needs root); the browser tests will be skipped"; }
 
+# The suite on pytest-xdist's workers, one per core (tests that must share a process carry
+# @pytest.mark.xdist_group); the 15 slowest tests are listed at the end.
+PYTEST_WORKERS ?= auto
 test: install browser
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 tests
+
+# On a quiet machine: every test's time, and a failure for any test over 30 s that is not
+# marked @pytest.mark.slow(reason=...) (tests/README.md). CI never runs this.
+test-profile: install browser
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=0 --max-test-seconds 30 tests
+
+# Line coverage of lifebench by the suite, subprocesses (the CLI, workers) included; the
+# report in results/coverage/report.txt (tests/README.md has the figures).
+COVERAGE = COVERAGE_RCFILE=$(abspath pyproject.toml) COVERAGE_FILE=$(abspath results/coverage/.coverage) $(BIN)/coverage
+coverage: install browser
+	rm -rf results/coverage && mkdir -p results/coverage
+	-$(COVERAGE) run -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup tests
+	$(COVERAGE) combine -q results/coverage
+	$(COVERAGE) report > results/coverage/report.txt; tail -n 3 results/coverage/report.txt
 
 # The README's screenshots of the results site (docs/site-*.png): the browser tests' fixture
 # run, and the 100,000-episode site of the perf script.

@@ -16,7 +16,7 @@ import pytest
 from lifebench.api import EpisodeRecord, RecordKey
 from lifebench.testing import CLIResult, read_records, run_cli  # noqa: F401 (used by tests)
 
-pytest_plugins = ["lifebench.testing.fixtures"]
+pytest_plugins = ["lifebench.testing.fixtures", "timing"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = ROOT / "tests" / "fixtures" / "testplugin"

@@ -127,6 +127,8 @@ class CookingEnv(PooledEngineEnv):
         """TextWorld's winning policy from the current state (its quest logic's shortest
         plan; the walkthrough revisits rooms): needs the state tracker."""
         self._require()
+        if not self._tracked and not self._actions:
+            return self._policy_at_start()
         if not self._tracked:
             self._switch_to_tracking()
         return list(self._state["policy_commands"])
@@ -160,6 +162,20 @@ class CookingEnv(PooledEngineEnv):
             return self._engine.reset()
 
         return self._call(start)
+
+    def _policy_at_start(self) -> list[str]:
+        """The policy before any action, read on a tracked engine that goes straight back to
+        its pool: the episode plays on untracked (the oracle asks once, at the start, and
+        would otherwise pay for tracking on every step)."""
+
+        def read() -> list[str]:
+            tracked = _pools[True].acquire(self.game_file)
+            tracked.seed(jericho_seed(self.seed))
+            commands = list(tracked.reset()["policy_commands"])
+            _pools[True].release(self.game_file, tracked)
+            return commands
+
+        return self._call(read)
 
     def _switch_to_tracking(self) -> None:
         untracked, current = self._engine, self._state

@@ -23,6 +23,9 @@ from conftest import ROOT, plugin_env
 from lifebench.testing import run_cli
 from site_fixture import make_results
 
+# one results site and one Chromium for the module: its tests run in one pytest worker
+pytestmark = pytest.mark.xdist_group("site-browser")
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory, plugin_path) -> Path:

@@ -15,6 +15,8 @@ import pytest
 from conftest import ROOT, key_of, plugin_env, read_records, without_timings
 
 pytest.importorskip("ray")
+# one local Ray instance at a time on this machine: the tests run in one pytest worker
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 def comparable(records: list[dict]) -> dict:

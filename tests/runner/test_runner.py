@@ -61,11 +61,11 @@ def test_records_carry_every_field(cli, tmp_path):
 def test_sigkill_then_resume_equals_uninterrupted(cli, plugin_path, tmp_path):
     """A lifelong method (whose actions depend on its memory) and a stateless one, killed
     mid-run: the resumed run's records equal an uninterrupted run's, each key once."""
-    args = [*BASE, "--method", "counter,random", "--limit", "60", "--trials", "2", "--workers", "2"]
+    args = [*BASE, "--method", "counter,random", "--limit", "30", "--trials", "2", "--workers", "2"]
     reference = tmp_path / "reference"
     assert cli(*args, "--out", str(reference)).returncode == 0
     expected = by_key(read_records(reference))
-    assert len(expected) == 240
+    assert len(expected) == 120
 
     out = tmp_path / "killed"
     env = {**os.environ, **plugin_env(plugin_path)}
@@ -74,13 +74,13 @@ def test_sigkill_then_resume_equals_uninterrupted(cli, plugin_path, tmp_path):
     deadline = time.time() + 120
     while time.time() < deadline:
         path = out / "episodes.jsonl"
-        if path.exists() and len(path.read_bytes().splitlines()) >= 100:
+        if path.exists() and len(path.read_bytes().splitlines()) >= 40:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     partial = read_records(out)
-    assert 100 <= len(partial) < 240, "the kill must land mid-run"
+    assert 40 <= len(partial) < 120, "the kill must land mid-run"
 
     resumed = cli(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
@@ -91,7 +91,7 @@ def test_sigkill_then_resume_equals_uninterrupted(cli, plugin_path, tmp_path):
     # the lifelong method really did carry memory across the kill
     counter = sorted((r for r in records if r["method"] == "counter"),
                      key=lambda r: r["episode_index"])
-    assert [r["extra"]["memory_size"] for r in counter] == list(range(1, 121))
+    assert [r["extra"]["memory_size"] for r in counter] == list(range(1, 61))
 
 
 def test_second_writer_is_refused(cli, tmp_path):

@@ -102,7 +102,8 @@ def test_admissible_commands_switch_on_tracking_without_changing_the_game(bench)
 def test_oracle_on_all_games_and_determinism(cli, tmp_path):
     """The oracle (TextWorld's winning policy) wins all 25 games within IGE's horizon (80
     steps, the default budget); the walkthrough, an option, needs up to 90. Random is
-    deterministic."""
+    deterministic (25 steps: each of its steps asks for the admissible commands, which
+    tracks the game's state, ~8x a plain step)."""
     out = tmp_path / "policy"
     result = cli("run", "--no-progress", "--benchmark", "textworld", "--method", "oracle",
                  "--workers", "2", "--out", str(out))
@@ -125,13 +126,12 @@ def test_oracle_on_all_games_and_determinism(cli, tmp_path):
     for name, hash_seed in (("a", "1"), ("b", "2")):
         out = tmp_path / name
         result = cli("run", "--no-progress", "--benchmark", "textworld", "--method",
-                     "random,oracle", "--limit", "6", "--workers", "2", "--out", str(out),
-                     env={"PYTHONHASHSEED": hash_seed})
+                     "random,oracle", "--limit", "6", "--max-steps", "25", "--workers", "2",
+                     "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
         assert result.returncode == 0, result.stderr
         runs.append(sorted((without_timings(r) for r in read_records(out)),
                            key=lambda r: (r["method"], r["instance_id"])))
-    assert runs[0] == runs[1]
-    assert all(r["success"] for r in runs[0] if r["method"] == "oracle")
+    assert runs[0] == runs[1]  # (the oracle's wins are asserted above, at its budget)
     assert any(r["method"] == "random" and r["score"] > 0 for r in runs[0])
 
 
@@ -166,42 +166,43 @@ def test_generated_split_is_byte_identical_and_runs(cli, tmp_path):
     files = []
     for name in ("first", "second"):
         cache = tmp_path / name
-        result = cli("splits", "make", "textworld-cooking", "--n", "2", "--seed", "7",
+        result = cli("splits", "make", "textworld-cooking", "--n", "1", "--seed", "7",
                      env={"LIFEBENCH_CACHE": str(cache)}, timeout=600)
         assert result.returncode == 0, result.stderr
-        assert "textworld:textworld-cooking-2-s7: 2 instances" in result.stdout
-        folder = cache / "textworld" / "textworld-cooking-2-s7"
+        assert "textworld:textworld-cooking-1-s7: 1 instances" in result.stdout
+        folder = cache / "textworld" / "textworld-cooking-1-s7"
         files.append({p.name: p.read_bytes() for p in sorted(folder.iterdir())})
     assert files[0] == files[1]
     assert sorted(files[0]) == sorted(["manifest.json"] + [
-        f"cooking_seed_{s}{suffix}" for s in generate.game_seeds(2, 7)
+        f"cooking_seed_{s}{suffix}" for s in generate.game_seeds(1, 7)
         for suffix in (".json", ".ni", ".z8")])
     z8 = next(data for name, data in files[0].items() if name.endswith(".z8"))
     assert z8[18:24] == b"000000", "the compile date is not in the game"
     assert generate.game_seeds(3, 7)[:2] == generate.game_seeds(2, 7)
+    assert generate.game_seeds(2, 7)[:1] == generate.game_seeds(1, 7)
 
     cache = {"LIFEBENCH_CACHE": str(tmp_path / "first")}
     listed = cli("list", "splits", "--benchmark", "textworld", env=cache)
-    assert "textworld:textworld-cooking-2-s7" in listed.stdout
+    assert "textworld:textworld-cooking-1-s7" in listed.stdout
     out = tmp_path / "out"
     result = cli("run", "--no-progress", "--benchmark", "textworld", "--split",
-                 "textworld-cooking-2-s7", "--method", "oracle", "--max-steps", "200",
+                 "textworld-cooking-1-s7", "--method", "oracle", "--max-steps", "200",
                  "--out", str(out), env=cache)
     assert result.returncode == 0, result.stderr
     records = read_records(out)
-    assert len(records) == 2 and all(r["success"] for r in records)
+    assert len(records) == 1 and all(r["success"] for r in records)
 
     # A split not generated here, and a generated file that was altered, are refused.
     result = cli("run", "--no-progress", "--benchmark", "textworld", "--split",
                  "textworld-cooking-3-s7", "--method", "oracle", "--out", str(out), env=cache)
     assert result.returncode == 2
     assert "lifebench splits make textworld-cooking --n 3 --seed 7" in result.stderr
-    game = next((tmp_path / "first" / "textworld" / "textworld-cooking-2-s7").glob("*.json"))
+    game = next((tmp_path / "first" / "textworld" / "textworld-cooking-1-s7").glob("*.json"))
     game.write_text(game.read_text().replace("kitchen", "kitchem", 1))
     result = cli("run", "--no-progress", "--benchmark", "textworld", "--split",
-                 "textworld-cooking-2-s7", "--method", "oracle", "--out", str(out), env=cache)
+                 "textworld-cooking-1-s7", "--method", "oracle", "--out", str(out), env=cache)
     assert result.returncode == 2 and "rm -rf" in result.stderr
-    assert len(read_records(out)) == 2, "what was recorded is kept"
+    assert len(read_records(out)) == 1, "what was recorded is kept"
 
 
 def test_bad_generation_requests(cli, tmp_path):
