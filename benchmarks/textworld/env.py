@@ -1,11 +1,15 @@
 """A TextWorld cooking game on jericho, with engines reused per worker and the game-state
-tracker switched on only when a method asks for admissible commands.
+tracker switched on only when a method asks for admissible commands or the policy.
 
 TextWorld can track the game's state (its logic replayed beside the Z-machine) to list the
-admissible commands; tracking costs ~2.4x a plain step. An episode starts untracked; the
-first `valid_actions()` call replays its actions on a tracked engine (same game, same
-Z-machine seed), checks it reached the same observation, and goes on there. Methods that
-never ask (oracle, most LLM agents) never pay for tracking.
+admissible commands, and track its quests too to give the winning policy from the current
+state; a step tracking the state costs ~2.4x a plain step, one tracking the quests ~8x.
+An episode starts on a plain engine (`PLAIN`); the first `valid_actions()` call replays its
+actions on an engine tracking the state (`COMMANDS`), the first `policy()` after an action
+on one tracking quests too (`POLICY`): same game, same Z-machine seed, the same observation
+checked, and the episode goes on there. The policy before any action (the oracle's one
+question) is read on a `POLICY` engine that goes back to its pool at once. Methods that
+never ask (most LLM agents) never pay for tracking.
 
 The Z-machine's random generator is seeded from the episode seed (jericho's own default
 draws on the clock). Observations drop the game's ASCII-art banner at reset and the
@@ -34,13 +38,18 @@ _PROMPT = re.compile(r"\n>[^\n]*\Z")
 _BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
 
 
-def _new_engine(tracked: bool) -> Any:
+# What an engine tracks, cheapest first: each mode gives what the ones before it give.
+PLAIN, COMMANDS, POLICY = "plain", "commands", "policy"
+MODES = (PLAIN, COMMANDS, POLICY)
+
+
+def _new_engine(mode: str) -> Any:
     import textworld
     from textworld.envs import JerichoEnv
     from textworld.envs.wrappers.tw_inform7 import TWInform7
 
     infos = textworld.EnvInfos(score=True, max_score=True, won=True, lost=True,
-                               admissible_commands=tracked, policy_commands=tracked,
+                               admissible_commands=mode != PLAIN, policy_commands=mode == POLICY,
                                extras=["walkthrough"])
     return TWInform7(JerichoEnv(infos))
 
@@ -59,8 +68,8 @@ def _close(engine: Any) -> None:
 # textworld's state tracker parses with shared tatsu parsers: streams playing in threads
 # of one worker take turns on the engines (a step is a few ms, an LLM call ~1 s).
 _engine_lock = threading.RLock()
-_pools = {tracked: EnginePool(lambda t=tracked: _new_engine(t), _load_game, _close, max_idle=3)
-          for tracked in (False, True)}
+_pools = {mode: EnginePool(lambda m=mode: _new_engine(m), _load_game, _close, max_idle=3)
+          for mode in MODES}
 
 
 def clean_text(text: str) -> str:
@@ -88,7 +97,7 @@ class CookingEnv(PooledEngineEnv):
         self.game_file = str(game_file)
         self.seed = seed
         self._engine: Any = None
-        self._tracked = False
+        self._mode = PLAIN
         self._state: Any = None
         self._actions: list[str] = []
         self._score = 0
@@ -96,7 +105,7 @@ class CookingEnv(PooledEngineEnv):
     # -- protocol
     def reset(self) -> Observation:
         self._release()
-        self._state = self._start(tracked=False)
+        self._state = self._start(PLAIN)
         self._actions = []
         self._score = 0
         return Observation(clean_intro(self._state.feedback),
@@ -115,8 +124,7 @@ class CookingEnv(PooledEngineEnv):
 
     def valid_actions(self) -> list[str]:
         self._require()
-        if not self._tracked:
-            self._switch_to_tracking()
+        self._track_at_least(COMMANDS)
         return list(self._state["admissible_commands"])
 
     def walkthrough(self) -> list[str]:
@@ -127,10 +135,9 @@ class CookingEnv(PooledEngineEnv):
         """TextWorld's winning policy from the current state (its quest logic's shortest
         plan; the walkthrough revisits rooms): needs the state tracker."""
         self._require()
-        if not self._tracked and not self._actions:
+        if self._mode != POLICY and not self._actions:
             return self._policy_at_start()
-        if not self._tracked:
-            self._switch_to_tracking()
+        self._track_at_least(POLICY)
         return list(self._state["policy_commands"])
 
     def game(self) -> Any:
@@ -154,45 +161,49 @@ class CookingEnv(PooledEngineEnv):
         return int(self._state["max_score"])
 
     # -- helpers
-    def _start(self, tracked: bool) -> Any:
+    def _start(self, mode: str) -> Any:
         def start() -> Any:
-            self._engine = _pools[tracked].acquire(self.game_file)
-            self._tracked = tracked
+            self._engine = _pools[mode].acquire(self.game_file)
+            self._mode = mode
             self._engine.seed(jericho_seed(self.seed))
             return self._engine.reset()
 
         return self._call(start)
 
     def _policy_at_start(self) -> list[str]:
-        """The policy before any action, read on a tracked engine that goes straight back to
-        its pool: the episode plays on untracked (the oracle asks once, at the start, and
-        would otherwise pay for tracking on every step)."""
+        """The policy before any action, read on a `POLICY` engine that goes straight back to
+        its pool: the episode plays on as it was (the oracle asks once, at the start, and
+        would otherwise pay for tracking quests on every step)."""
 
         def read() -> list[str]:
-            tracked = _pools[True].acquire(self.game_file)
-            tracked.seed(jericho_seed(self.seed))
-            commands = list(tracked.reset()["policy_commands"])
-            _pools[True].release(self.game_file, tracked)
+            engine = _pools[POLICY].acquire(self.game_file)
+            engine.seed(jericho_seed(self.seed))
+            commands = list(engine.reset()["policy_commands"])
+            _pools[POLICY].release(self.game_file, engine)
             return commands
 
         return self._call(read)
 
-    def _switch_to_tracking(self) -> None:
-        untracked, current = self._engine, self._state
+    def _track_at_least(self, mode: str) -> None:
+        """Go on on an engine of `mode` (or one tracking more already): the episode's actions
+        are replayed there, and it must reach the same observation."""
+        if MODES.index(self._mode) >= MODES.index(mode):
+            return
+        previous, previous_mode, current = self._engine, self._mode, self._state
         self._engine = None
-        state = self._start(tracked=True)
+        state = self._start(mode)
         engine = self._engine
         for action in self._actions:
             state, _, _ = self._call(lambda a=action: engine.step(a))
         if clean_text(state.feedback) != clean_text(current.feedback):
             raise EnvError(f"replaying {len(self._actions)} actions on {Path(self.game_file).name} "
                            f"with state tracking gave another observation")
-        _pools[False].release(self.game_file, untracked)
+        _pools[previous_mode].release(self.game_file, previous)
         self._state = state
 
     def _release(self) -> None:
         if self._engine is not None:
-            _pools[self._tracked].release(self.game_file, self._engine)
+            _pools[self._mode].release(self.game_file, self._engine)
             self._engine = None
 
     def engine_failure(self) -> str:

@@ -40,7 +40,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.benchmark for c in CASES])
+SLOW = {"scienceworld": pytest.mark.slow(
+    reason="InstructRAG adapts to each of step18's 18 task families before testing (a support "
+           "rollout and a played episode each, a ScienceWorld task load ~0.5 s): the stage tested")}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.benchmark, marks=SLOW.get(c.benchmark, ()))
+                                  for c in CASES])
 def test_rap_and_instructrag_learn_from_the_support_split_and_run(case, cli, llm_server, tmp_path):
     benchmark = get_benchmark(case.benchmark)
     noop = benchmark.noop_action

@@ -13,7 +13,7 @@ import textworld
 
 from lifebench.benchmarks.textworld import TextWorldBenchmark
 from lifebench.benchmarks.textworld import generate
-from lifebench.benchmarks.textworld.env import jericho_seed
+from lifebench.benchmarks.textworld.env import COMMANDS, PLAIN, POLICY, jericho_seed
 from conftest import read_records, without_timings
 from lifebench.api import EnvError
 
@@ -81,20 +81,26 @@ def test_admissible_commands_switch_on_tracking_without_changing_the_game(bench)
 
     tracked = bench.make_env(instance, 0)
     tracked.reset()
-    # textworld tracking from the start: the admissible commands to expect
-    reference = textworld.start(str(instance.payload), textworld.EnvInfos(admissible_commands=True))
+    # textworld tracking from the start: the admissible commands and policies to expect
+    reference = textworld.start(str(instance.payload), textworld.EnvInfos(
+        admissible_commands=True, policy_commands=True))
     reference.seed(jericho_seed(0))
     reference.reset()
-    expected, seen = {}, []
+    expected, policies, seen = {}, {}, []
     for k, action in enumerate(walk):
         if k < 10:
-            assert not tracked._tracked
+            assert tracked._mode == PLAIN
+        elif k == 12:
+            # the policy mid-episode: replayed again, on an engine tracking the quests too
+            assert tracked.policy() == policies[k - 1] and tracked._mode == POLICY
         elif k % 5 == 0:
-            # at k == 10: the 10 actions so far are replayed on a tracked engine
+            # at k == 10: the 10 actions so far are replayed on an engine tracking the state
+            # (not the quests: the policy is not asked for yet)
             assert tracked.valid_actions() == expected[k - 1]
-            assert tracked._tracked
+            assert tracked._mode == (COMMANDS if k < 12 else POLICY)
         seen.append(tracked.step(action).observation.text)
-        expected[k] = reference.step(action)[0]["admissible_commands"]
+        state = reference.step(action)[0]
+        expected[k], policies[k] = state["admissible_commands"], state["policy_commands"]
     assert seen == plain
 
 
