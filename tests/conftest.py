@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,12 @@ from lifebench.api import EpisodeRecord, RecordKey
 from lifebench.testing import CLIResult, read_records, run_cli  # noqa: F401 (used by tests)
 
 pytest_plugins = ["lifebench.testing.fixtures", "timing"]
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored
+# signal stays ignored in every process started from them: the CLI runs these tests
+# interrupt with SIGINT would not hear it. A handler of ours is reset to the default in them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = ROOT / "tests" / "fixtures" / "testplugin"
