@@ -17,7 +17,7 @@ import pytest
 from lifebench.api import EpisodeRecord, RecordKey
 from lifebench.testing import CLIResult, read_records, run_cli  # noqa: F401 (used by tests)
 
-pytest_plugins = ["lifebench.testing.fixtures", "timing"]
+pytest_plugins = ["lifebench.testing.fixtures", "timing", "pytester"]
 
 # A shell without job control starts background commands with SIGINT ignored, and an ignored
 # signal stays ignored in every process started from them: the CLI runs these tests
