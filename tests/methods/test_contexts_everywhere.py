@@ -59,7 +59,13 @@ def installed(method: str) -> bool:
     return method in registry.method_names()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.benchmark for c in CASES])
+SLOW = {"scienceworld": pytest.mark.slow(
+    reason="nine methods' runs, each a process starting its own JVM and loading ScienceWorld "
+           "tasks (~0.5 s a load), are what shows every method takes the context there")}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.benchmark, marks=SLOW.get(c.benchmark, ()))
+                                  for c in CASES])
 def test_every_method_runs_with_an_autocontext_context(case, cli, llm_server, tmp_path: Path):
     srv = llm_server(script=SCRIPT)
     out = tmp_path / "out"

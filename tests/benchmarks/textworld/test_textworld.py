@@ -105,6 +105,8 @@ def test_admissible_commands_switch_on_tracking_without_changing_the_game(bench)
 
 
 @needs_ige
+@pytest.mark.slow(reason="the assertion is about every game: the oracle and the walkthrough "
+                         "are played on all 25 ige-cooking games")
 def test_oracle_on_all_games_and_determinism(cli, tmp_path):
     """The oracle (TextWorld's winning policy) wins all 25 games within IGE's horizon (80
     steps, the default budget); the walkthrough, an option, needs up to 90. Random is
