@@ -22,19 +22,28 @@ def bench():
     jvm.discard()  # this process's simulator must not outlive the module
 
 
-def java_pids(under: int | None = None) -> set[int]:
+RUN_TAG = "LIFEBENCH_TEST_RUN"  # set in a run's environment; its JVMs inherit it
+
+
+def java_pids(under: int | None = None, tag: str | None = None) -> set[int]:
     """Every running ScienceWorld JVM on the machine, or only those started (through any
-    number of processes) by the process `under`: other jobs' JVMs do not count."""
+    number of processes) by the process `under`, or only those whose environment holds
+    RUN_TAG=`tag` (they outlive the process that started them): other tests' and other
+    jobs' JVMs do not count."""
     out = set()
     mine = set(descendant_pids(under)) if under is not None else None
+    marker = f"{RUN_TAG}={tag}".encode() if tag is not None else None
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and (mine is None or int(entry.name) in mine):
             try:
                 cmdline = (entry / "cmdline").read_bytes()
+                if not (b"java" in cmdline and b"scienceworld" in cmdline):
+                    continue
+                if marker is not None and marker not in (entry / "environ").read_bytes().split(b"\0"):
+                    continue
             except OSError:
                 continue
-            if b"java" in cmdline and b"scienceworld" in cmdline:
-                out.add(int(entry.name))
+            out.add(int(entry.name))
     return out
 
 
@@ -215,15 +224,15 @@ def test_greenlet_streams_each_have_their_simulator(bench):
 
 
 def run_faulty(cli, out, instances, method_args):
-    """The `faulty` method on ScienceWorld short tasks, one worker."""
+    """The `faulty` method on ScienceWorld short tasks, one worker; its JVMs are tagged
+    with `out` (`java_pids(tag=str(out))`)."""
     return cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
                "--method", "faulty", "--workers", "1", "--out", str(out),
-               "--instances", ",".join(instances), *method_args)
+               "--instances", ",".join(instances), *method_args, env={RUN_TAG: str(out)})
 
 
 def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path, faulty):
     out = tmp_path / "out"
-    before = java_pids()
     result = run_faulty(cli, out, ["find-non-living-thing:225", "chemistry-mix-paint-secondary-color:27",
                                    "lifespan-longest-lived:93"], faulty("kill_jvm", "1"))
     assert result.returncode == 0, result.stderr
@@ -232,7 +241,7 @@ def test_killed_jvm_is_restarted_and_episode_retried(cli, tmp_path, faulty):
         [(0, "ok"), (1, "env_error"), (1, "ok"), (2, "ok")]
     assert "ScienceWorld simulator failed" in records[1]["error"]
     assert all(r["success"] for r in records if r["status"] == "ok")
-    assert java_pids() <= before, "a JVM outlived the run"
+    assert not java_pids(tag=str(out)), "a JVM outlived the run"
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
@@ -264,16 +273,15 @@ def test_crashed_worker_takes_its_jvm_with_it(cli, tmp_path, faulty):
     """A worker that dies mid-episode (here: os._exit) leaves no JVM behind, and the
     episode is retried on a new worker with a new JVM."""
     out = tmp_path / "out"
-    before = java_pids()
     result = run_faulty(cli, out, ["find-non-living-thing:225", "lifespan-longest-lived:93"],
                         faulty("crash", "0"))
     assert result.returncode == 0, result.stderr
     assert [(r["episode_index"], r["status"]) for r in read_records(out)] == \
         [(0, "env_error"), (0, "ok"), (1, "ok")]
     deadline = time.time() + 20
-    while time.time() < deadline and java_pids() - before:
+    while time.time() < deadline and java_pids(tag=str(out)):
         time.sleep(0.2)
-    assert not java_pids() - before, "the crashed worker's JVM outlived it"
+    assert not java_pids(tag=str(out)), "the crashed worker's JVM outlived it"
 
 
 def test_a_worker_reuses_one_jvm_across_its_units(plugin_path, tmp_path):
