@@ -5,16 +5,20 @@ the same arm of the candidate on matched episodes, one-sided (baseline better): 
 exact test for success, a paired t-test for score (Fisher / Welch when nothing matches).
 The p-values are adjusted together (Holm by default). The check fails when any metric is
 significantly worse, or when an arm of the baseline is missing from the candidate.
+With a deterministic model (the scripted model) it also compares calls and tokens exactly
+(`lifebench.leaderboard.exact`), and fails when one moves beyond its threshold.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.stats import adjust
 from lifebench.leaderboard.compare import BINARY_METRICS, compare_values, format_p, values_by_unit
+from lifebench.leaderboard.exact import ExactRow, exact_differences, shown
 from lifebench.leaderboard.grouping import grouped
 from lifebench.leaderboard.plugins import trial_aggregation
 
@@ -42,10 +46,12 @@ class CheckReport:
     rows: list[CheckRow] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     alpha: float = 0.05
+    exact: list[ExactRow] = field(default_factory=list)  # with a deterministic model only
 
     @property
     def failed(self) -> bool:
-        return bool(self.missing) or any(r.worse(self.alpha) for r in self.rows)
+        return (bool(self.missing) or any(r.worse(self.alpha) for r in self.rows)
+                or any(r.failed for r in self.exact))
 
     def lines(self) -> list[str]:
         out = [f"{'arm':<60} {'metric':<8} {'n':>5} {'baseline':>9} {'candidate':>9} "
@@ -55,10 +61,15 @@ class CheckReport:
             out.append(f"{r.where[:60]:<60} {r.metric:<8} {r.n:>5} {r.baseline:>9.4f} "
                        f"{r.candidate:>9.4f} {r.delta:>+8.4f} {format_p(r.p):>9} {format_p(r.p_adjusted):>9}{flag}")
         out += [f"missing from the candidate: {m}" for m in self.missing]
+        changed = [r for r in self.exact if r.change != 0]
+        out += [r.line() for r in shown(self.exact)]  # each names the method and the metric
         worse = sum(r.worse(self.alpha) for r in self.rows)
         verdict = "FAIL" if self.failed else "ok"
+        exact = (f"; exact (deterministic model): {len(changed)} of {len(self.exact)} changed, "
+                 f"{sum(r.failed for r in self.exact)} beyond their thresholds") if self.exact else ""
         out.append(f"{verdict}: {worse} significantly worse (one-sided, corrected, alpha "
-                   f"{self.alpha:g}) of {len(self.rows)} comparisons; {len(self.missing)} arms missing")
+                   f"{self.alpha:g}) of {len(self.rows)} comparisons; {len(self.missing)} arms "
+                   f"missing{exact}")
         return out
 
 
@@ -66,14 +77,19 @@ class CheckReport:
 
 def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecord],
                      metrics: tuple[str, ...] = DEFAULT_METRICS, alpha: float = 0.05,
-                     correction: str = "holm") -> CheckReport:
+                     correction: str = "holm",
+                     exact_thresholds: Optional[dict[str, float]] = None) -> CheckReport:
+    """The statistical check; with `exact_thresholds` (both runs played one deterministic
+    model) also the exact differences of calls and tokens (`lifebench.leaderboard.exact`)."""
     report = CheckReport(alpha=alpha)
+    if exact_thresholds is not None:
+        report.exact = exact_differences(baseline, candidate, exact_thresholds)
     base_groups, cand_groups = grouped(baseline), grouped(candidate)
     for group, arms in sorted(base_groups.items(), key=lambda kv: str(kv[0])):
         per_trial = trial_aggregation(group.benchmark) == "all"
         for arm, records in sorted(arms.items(), key=lambda kv: str(kv[0])):
             where = (f"{group.benchmark}:{group.split} budget {group.budget} "
-                     + arm.label(ambiguous=True, context_ambiguous=True))
+                     + arm.label(ambiguous=True, context_ambiguous=True, version_ambiguous=True))
             theirs = cand_groups.get(group, {}).get(arm)
             if not theirs:
                 report.missing.append(where)

@@ -32,6 +32,7 @@ class Cell:
     budget: str  # the budget asked for: a number, or "default" (per-instance defaults)
     context: str = ""  # the instance context provider ("" for none)
     context_config_hash: str = ""
+    method_version: str = "1"
     results: list[EpisodeRecord] = field(default_factory=list)
     failures: int = 0  # infrastructure failures never resolved by a retry
 
@@ -40,14 +41,14 @@ class Cell:
         """What its records share (`cell_key`)."""
         return (self.benchmark, self.benchmark_config_hash, self.split, self.method,
                 self.method_config_hash, self.model, self.budget, self.context,
-                self.context_config_hash)
+                self.context_config_hash, self.method_version)
 
 
 def cell_key(record: EpisodeRecord) -> tuple:
     """The key of the cell a record belongs to (`Cell.key`)."""
     return (record.benchmark, record.benchmark_config_hash, record.split, record.method,
             record.method_config_hash, record.model, budget_label(record), record.context,
-            record.context_config_hash)
+            record.context_config_hash, record.method_version)
 
 
 def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[Cell]:
@@ -65,7 +66,8 @@ def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list
         cell.results = aggregate_trials(cell.results, trial_aggregation(cell.benchmark, trials))
     return sorted(cells.values(), key=lambda c: (c.benchmark, c.benchmark_config_hash, c.split,
                                                  c.method, c.context, c.model or "", c.budget,
-                                                 c.method_config_hash, c.context_config_hash))
+                                                 c.method_version, c.method_config_hash,
+                                                 c.context_config_hash))
 
 
 def _fmt(value: float | str, digits: int = 3) -> str:
@@ -83,7 +85,7 @@ def _budget_shown(cell: Cell) -> str:
 
 
 def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
-            context_ambiguous: bool = False) -> dict[str, str]:
+            context_ambiguous: bool = False, version_ambiguous: bool = False) -> dict[str, str]:
     """The cell's value of every column of COLUMNS."""
     n = len(cell.results)
     wins = sum(r.success for r in cell.results)
@@ -101,7 +103,8 @@ def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
     else:
         score_low, score_high = t_interval(scores)
     method = method_label(cell.method, cell.method_config_hash, None, ambiguous, cell.context,
-                          cell.context_config_hash, context_ambiguous)
+                          cell.context_config_hash, context_ambiguous,
+                          cell.method_version if version_ambiguous else "")
     return {
         "split": cell.split, "method": method, "model": cell.model or "—",
         "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials),
@@ -122,14 +125,16 @@ def _metric_value(metric: Metric, cell: Cell) -> str:
 
 def _rows(cells: list[Cell], trials: Optional[str], columns: list[str],
           shown_metrics: list[Metric]) -> list[list[str]]:
-    configs, contexts = defaultdict(set), defaultdict(set)
+    configs, contexts, versions = defaultdict(set), defaultdict(set), defaultdict(set)
     for c in cells:
         configs[(c.benchmark, c.split, c.method)].add(c.method_config_hash)
         contexts[(c.benchmark, c.split, c.method, c.context)].add(c.context_config_hash)
+        versions[c.method].add(c.method_version)
     rows = []
     for c in cells:
         values = _values(c, trials, len(configs[(c.benchmark, c.split, c.method)]) > 1,
-                         len(contexts[(c.benchmark, c.split, c.method, c.context)]) > 1)
+                         len(contexts[(c.benchmark, c.split, c.method, c.context)]) > 1,
+                         len(versions[c.method]) > 1)
         values["benchmark"] = c.benchmark + (f" [{c.benchmark_config_hash[:6]}]"
                                              if c.benchmark_config_hash else "")
         values["config"] = c.benchmark_config_hash[:6] or "default"
@@ -181,7 +186,8 @@ def _pooling_notes(cells: list[Cell]) -> list[str]:
                          f"({counts}), pooled in one row")
         groups[(cell.benchmark_config_hash, cell.split, cell.budget)].append(cell)
     for (_, split, budget), group in groups.items():
-        arms = {Arm(c.method, c.method_config_hash, c.model, c.context, c.context_config_hash): c
+        arms = {Arm(c.method, c.method_config_hash, c.model, c.context, c.context_config_hash,
+                    c.method_version): c
                 for c in group if c.results}
         labels = arm_labels(arms)
         sets = {labels[arm]: _episodes(cell) for arm, cell in arms.items()}

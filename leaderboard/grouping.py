@@ -27,17 +27,21 @@ class Arm:
     model: Optional[str]
     context: str = ""  # the instance context provider ("" for none)
     context_config_hash: str = ""
+    method_version: str = "1"  # records of two versions are never one arm
 
-    def label(self, ambiguous: bool, context_ambiguous: bool = False) -> str:
+    def label(self, ambiguous: bool, context_ambiguous: bool = False,
+              version_ambiguous: bool = False) -> str:
         return method_label(self.method, self.method_config_hash, self.model, ambiguous,
-                            self.context, self.context_config_hash, context_ambiguous)
+                            self.context, self.context_config_hash, context_ambiguous,
+                            self.method_version if version_ambiguous else "")
 
 
 def method_label(method: str, config_hash: str, model: Optional[str], ambiguous: bool,
-                 context: str = "", context_hash: str = "", context_ambiguous: bool = False) -> str:
-    """"react", "react [1a2b3c] + autocontext [4d5e6f] @model": a config hash is shown only
-    where one name has several."""
-    text = method + (f" [{config_hash[:6]}]" if ambiguous else "")
+                 context: str = "", context_hash: str = "", context_ambiguous: bool = False,
+                 version: str = "") -> str:
+    """"react", "react v2 [1a2b3c] + autocontext [4d5e6f] @model": a version and a config
+    hash are shown only where one name has several."""
+    text = method + (f" v{version}" if version else "") + (f" [{config_hash[:6]}]" if ambiguous else "")
     if context:
         text += f" + {context}" + (f" [{context_hash[:6]}]" if context_ambiguous else "")
     return text + (f" @{model}" if model else "")
@@ -49,11 +53,14 @@ def arm_labels(arms: Iterable[Arm]) -> dict[Arm, str]:
     arms = list(arms)
     configs = defaultdict(set)
     contexts = defaultdict(set)
+    versions = defaultdict(set)
     for arm in arms:
         configs[(arm.method, arm.model)].add(arm.method_config_hash)
         contexts[(arm.method, arm.model, arm.context)].add(arm.context_config_hash)
+        versions[arm.method].add(arm.method_version)
     return {arm: arm.label(len(configs[(arm.method, arm.model)]) > 1,
-                           len(contexts[(arm.method, arm.model, arm.context)]) > 1)
+                           len(contexts[(arm.method, arm.model, arm.context)]) > 1,
+                           len(versions[arm.method]) > 1)
             for arm in arms}
 
 
@@ -80,7 +87,7 @@ def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
         if r.is_result:
             out[Group(r.benchmark, r.benchmark_config_hash, r.split, budget_label(r))][
                 Arm(r.method, r.method_config_hash, r.model, r.context,
-                    r.context_config_hash)].append(r)
+                    r.context_config_hash, r.method_version)].append(r)
     for group, arms in out.items():
         how = trial_aggregation(group.benchmark, trials)
         for arm in arms:

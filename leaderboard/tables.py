@@ -76,7 +76,9 @@ def model_tables(records: list[EpisodeRecord], trials: Optional[str] = None) -> 
         for arm, rs in arms.items():
             # the method's label without its model: the model is the column
             method = Arm(arm.method, arm.method_config_hash, None, arm.context,
-                         arm.context_config_hash).label(len(configs[arm.method]) > 1)
+                         arm.context_config_hash, arm.method_version).label(
+                len(configs[arm.method]) > 1,
+                version_ambiguous=len({a.method_version for a in arms if a.method == arm.method}) > 1)
             cells[method][arm.model or "—"] = fmean(float(getattr(r, metric)) for r in rs)
         rows = [[method] + [_fmt(cells[method].get(m, math.nan), metric) for m in models]
                 for method in sorted(cells)]

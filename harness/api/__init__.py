@@ -23,6 +23,7 @@ from lifebench.api.records import (SCHEMA_VERSION, CallTokens, EpisodeOutcome, E
                                    EpisodeTrajectory, Instance, Observation, RecordKey,
                                    RoleUsage, RunManifest, Status, Step, TaskInfo,
                                    TrajectoryStep)
+from lifebench.api.scripted import ScriptedReply, ScriptedRequest, generic_reply
 from lifebench.api.reporting import (PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, Table,
                                      TableMaker, aggregate_trials)
 from lifebench.api.teaching import (TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
@@ -52,6 +53,8 @@ __all__ = [
     "coverage", "normalise_name",
     # the teacher
     "TEACHER_STYLES", "PlanStep", "Teacher", "TeacherPlan", "remaining_sequence",
+    # the scripted model
+    "ScriptedReply", "ScriptedRequest", "generic_reply",
     # reporting
     "PER_TASK_METRICS", "TRIAL_AGGREGATIONS", "Metric", "Table", "TableMaker",
     "aggregate_trials",

@@ -24,6 +24,7 @@ from typing import Any, Callable, ClassVar, Optional, Protocol
 from lifebench.api.llm import ChatModel
 from lifebench.api.declarations import check_declarations, is_instance, names, tables
 from lifebench.api.records import CONTEXT_HEADING, Instance, InstanceContext, Observation, Step
+from lifebench.api.scripted import ScriptedReply, ScriptedRequest
 
 # The part of the document format every benchmark shares (AutoContext's Action Rules).
 ACTION_RULES_SCHEMA = """#### Action Rules
@@ -165,6 +166,12 @@ class ContextProvider(abc.ABC):
     @classmethod
     def problem(cls, config: Any, benchmark: Any) -> Optional[str]:
         """Why this config cannot build contexts on this benchmark; None when it can."""
+        return None
+
+    @classmethod
+    def scripted_reply(cls, request: "ScriptedRequest") -> Optional["ScriptedReply"]:
+        """The scripted model's reply to one of this provider's build requests (see
+        `lifebench.api.scripted`); None: the generic reply."""
         return None
 
     @classmethod

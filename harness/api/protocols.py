@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import random
+import re
 from dataclasses import dataclass
 from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Optional, Protocol,
                     runtime_checkable)
@@ -26,6 +27,7 @@ from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.llm import ChatModel
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
 from lifebench.api.reporting import PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, TableMaker
+from lifebench.api.scripted import ScriptedReply, ScriptedRequest
 from lifebench.api.teaching import PlanStep, Teacher, TeacherPlan, remaining_sequence
 
 if TYPE_CHECKING:
@@ -346,6 +348,14 @@ class StreamContext:
     benchmark_named: Optional[Callable[[str], "Benchmark"]] = None
 
 
+_VERSION_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,31}")
+
+
+def _version(value: Any) -> Optional[str]:
+    ok = isinstance(value, str) and _VERSION_TEXT.fullmatch(value)
+    return None if ok else f"must be a short version text like \"2\" or \"1.1\", got {value!r}"
+
+
 class Method(abc.ABC):
     """A method plugin. One object per stream: its memory lives for the whole stream.
 
@@ -366,10 +376,15 @@ class Method(abc.ABC):
     # Where the method puts an instance context (`--context`, given in `TaskInfo.context`),
     # in one line; None: it cannot use one, and runs asking it to are refused.
     context_use: ClassVar[Optional[str]] = None
+    # The method's behaviour version: bump it when a change alters what the method does
+    # (prompts, parsing, calls, memory). It is part of every record's key, so records of
+    # two versions are never pooled in one table row nor resumed into each other.
+    version: ClassVar[str] = "1"
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
         "metrics": _metrics, "tables": _tables, "context_use": _is(str, type(None)),
+        "version": _version,
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -413,6 +428,13 @@ class Method(abc.ABC):
 
     def load_state(self, state: Any) -> None:
         """Restore what `state()` returned."""
+
+    @classmethod
+    def scripted_reply(cls, request: ScriptedRequest) -> Optional[ScriptedReply]:
+        """The scripted model's reply to one of this method's requests (see
+        `lifebench.api.scripted`): well-formed for the request's role, acting through
+        `request.act`. None: the generic reply."""
+        return None
 
     def episode_extra(self) -> dict[str, Any]:
         """Method-specific fields for the record's `extra` (e.g. teacher interventions)."""

@@ -27,7 +27,9 @@ from lifebench.api.budget import Budget
 #    llm_usage, llm_call_tokens, cost_usd, explore_steps, benchmark_config);
 # 3: instance contexts: `context` and `context_config_hash` (part of the key; "" for an
 #    episode played without one), and `extra.context` describing the one used.
-SCHEMA_VERSION = 3
+# 4: `method_version`, the method's declared behaviour version (part of the key); records
+#    of older schemas were written before methods declared one and read as version "1".
+SCHEMA_VERSION = 4
 
 
 class Status(str, enum.Enum):
@@ -249,6 +251,7 @@ class RecordKey:
     budget_steps: int
     context: str = ""
     context_config_hash: str = ""
+    method_version: str = "1"
 
 
 KEY_FIELDS = tuple(f.name for f in dataclasses.fields(RecordKey))
@@ -306,6 +309,8 @@ class EpisodeRecord:
     # its config's hash (every field, use-time ones included).
     context: str = ""
     context_config_hash: str = ""
+    # -- schema 4: the method's behaviour version (`Method.version`).
+    method_version: str = "1"
 
     def __post_init__(self) -> None:
         try:
@@ -389,6 +394,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         data["schema_version"] = 2
     if data["schema_version"] == 2:
         data = {**data, "context": "", "context_config_hash": "", "schema_version": 3}
+    if data["schema_version"] == 3:
+        data = {**data, "method_version": "1", "schema_version": 4}
     return data
 
 
@@ -403,6 +410,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "task_family": (str, type(None)), "success_step": (int, type(None)),
     "cost_usd": (int, float, type(None)), "explore_steps": (int, type(None)),
     "benchmark_config": (dict, type(None)), "context": (str,), "context_config_hash": (str,),
+    "method_version": (str,),
 }
 
 

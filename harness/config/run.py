@@ -396,14 +396,31 @@ class ExecutionConfig:
 
 # ---------------------------------------------------------------- spec files
 
-def load_spec_file(path: str | Path) -> dict[str, Any]:
-    """A TOML spec file's values, its keys checked against every option's key."""
+# A spec file's table that the run ignores: what `lifebench check --spec` compares how.
+CHECK_TABLE = "check"
+
+
+def _spec_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"spec file {str(p)!r} not found; give a TOML file (see README, 'Spec files')")
     try:
-        data = tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"spec file {str(p)!r} is not valid TOML: {exc}") from None
-    check_toml_keys(data, (RunConfig, ExecutionConfig), p.name)
+
+
+def load_spec_file(path: str | Path) -> dict[str, Any]:
+    """A TOML spec file's values, its keys checked against every option's key."""
+    data = _spec_toml(path)
+    data.pop(CHECK_TABLE, None)
+    check_toml_keys(data, (RunConfig, ExecutionConfig), Path(path).name)
     return data
+
+
+def spec_check_table(path: str | Path) -> dict[str, Any]:
+    """The spec file's `[check]` table ({} when it has none)."""
+    table = _spec_toml(path).get(CHECK_TABLE, {})
+    if not isinstance(table, dict):
+        raise UserError(f"{Path(path).name}: `{CHECK_TABLE}` must be a table ([{CHECK_TABLE}])")
+    return table

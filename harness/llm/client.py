@@ -82,6 +82,19 @@ class LLMClient:
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
         self.calls: list[CallTokens] = []  # one entry per call, in order
+        self._tags: dict[str, str] = {}
+
+    def tag(self, **values: Optional[str]) -> None:
+        """What the coming calls are for (method, benchmark, split, instance), sent as
+        `X-Lifebench-<Name>` headers beside the role: server logs can tell a grid's calls
+        apart, and the scripted model (`lifebench.api.scripted`) answers by them. Headers
+        never enter a body or a cache key. None removes a tag."""
+        for name, value in values.items():
+            header = "X-Lifebench-" + name.capitalize()
+            if value is None:
+                self._tags.pop(header, None)
+            else:
+                self._tags[header] = _header_text(str(value))
 
     # -- public
     def chat(self, messages: Sequence[dict[str, Any]], role: str = "default",
@@ -108,7 +121,8 @@ class LLMClient:
                 raise UserError(f"cache miss in replay mode: {self.cache.path} has no answer "
                                 f"for a request of model {self.model}, role {role}; run with "
                                 f"--cache rw to fill the cache")
-            response, text = self._call_with_retries(body)
+            headers = {**self._headers, **self._tags, "X-Lifebench-Role": _header_text(role)}
+            response, text = self._call_with_retries(body, headers)
             if self.cache:
                 self.cache.put(key, self.model, response, text)
         reply = _reply_of(response, cached)
@@ -143,17 +157,17 @@ class LLMClient:
         return round((tokens_in * price[0] + tokens_out * price[1]) / 1e6, 6)
 
     # -- the endpoint
-    def _call_with_retries(self, body: bytes) -> tuple[dict[str, Any], str]:
+    def _call_with_retries(self, body: bytes, headers: dict[str, str]) -> tuple[dict[str, Any], str]:
         """The completion, parsed and as the server sent it."""
         attempts = self.config.max_retries + 1
         last = ""
         for attempt in range(attempts):
             try:
                 if self._cooperative_slots and cooperative.active():
-                    answer = self._post_when_a_slot_frees(body)
+                    answer = self._post_when_a_slot_frees(body, headers)
                 else:
                     with self._slots:
-                        answer = self._endpoint.post(_COMPLETIONS, body, self._headers)
+                        answer = self._endpoint.post(_COMPLETIONS, body, headers)
             except TransportTimeout:
                 last = f"timed out after {self.config.timeout_s:g} s"
             except TransportFailure:
@@ -186,18 +200,23 @@ class LLMClient:
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
 
-    def _post_when_a_slot_frees(self, body: bytes) -> Any:
+    def _post_when_a_slot_frees(self, body: bytes, headers: dict[str, str]) -> Any:
         """A greenlet stream waits for a place among the endpoint's requests in flight
         through the hub: a blocking wait would stop the thread whose streams free one."""
         while not self._slots.acquire(blocking=False):
             cooperative.sleep(0.002)
         try:
-            return self._endpoint.post(_COMPLETIONS, body, self._headers)
+            return self._endpoint.post(_COMPLETIONS, body, headers)
         finally:
             self._slots.release()
 
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
+
+
+def _header_text(value: str) -> str:
+    """A header value: one line of printable ASCII, bounded."""
+    return "".join(c for c in value[:200] if " " <= c <= "~")
 
 
 def _error_message(body: bytes) -> str:

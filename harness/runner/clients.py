@@ -7,12 +7,15 @@ from typing import Any, Optional
 from lifebench.config.run import LLMConfig
 
 
-def make_llm_client(model: Optional[str], llm: LLMConfig, seed: int) -> Any:
-    """A client of `model` at the endpoint, its cache and prices, that sends `seed`."""
+def make_llm_client(model: Optional[str], llm: LLMConfig, seed: int, **tags: Optional[str]) -> Any:
+    """A client of `model` at the endpoint, its cache and prices, that sends `seed` (and
+    `tags`, what its calls are for: see `LLMClient.tag`)."""
     from lifebench.llm.cache import ResponseCache
     from lifebench.llm.client import LLMClient
     from lifebench.llm.prices import load_prices
 
     assert model and llm.base_url
     prices = load_prices(llm.prices) if llm.prices else {}
-    return LLMClient(model, llm, ResponseCache(llm.cache_path, llm.cache), prices, seed=seed)
+    client = LLMClient(model, llm, ResponseCache(llm.cache_path, llm.cache), prices, seed=seed)
+    client.tag(**tags)
+    return client

@@ -179,7 +179,9 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
     cls = registry.context_class(build.provider)
     benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
     instance = benchmark.instance(stream.split, unit.instance_id)
-    llm = make_llm_client(build.model, build.llm, build.seed) if build.llm is not None else None
+    llm = make_llm_client(build.model, build.llm, build.seed, method=build.provider,
+                          benchmark=stream.benchmark, split=stream.split,
+                          instance=unit.instance_id) if build.llm is not None else None
     env: Optional[CountedExplorationEnv] = None
     status, error, document, values = Status.OK, None, None, {}
     side = "env"

@@ -74,6 +74,7 @@ class StreamSpec:
     context_config: Any = None
     context_config_hash: str = ""
     context_build: Optional[ContextBuild] = None
+    method_version: str = "1"  # the method's `version`, part of every record's key
 
     @property
     def stream_id(self) -> str:
@@ -81,7 +82,9 @@ class StreamSpec:
         bench = f"{self.benchmark}-{self.benchmark_config_hash}" if self.benchmark_config_hash \
             else self.benchmark
         context = f"+{self.context}-{self.context_config_hash}" if self.context else ""
-        return (f"{bench}.{self.split}.{self.method}-{self.method_config_hash}{context}{model}"
+        # version 1 leaves the id as it was before methods had versions
+        version = f"-v{_safe(self.method_version)}" if self.method_version != "1" else ""
+        return (f"{bench}.{self.split}.{self.method}{version}-{self.method_config_hash}{context}{model}"
                 f".s{self.seed}.b{self.budget}")
 
     def budget_at(self, position: int) -> int:
@@ -179,6 +182,7 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                     benchmark_config=bench_config, benchmark_config_hash=bench_hash,
                                     method_config=method_config,
                                     method_config_hash=method_config_hash(m, method_config),
+                                    method_version=cls.version,
                                     model=config.model if needs.llm else None, seed=seed,
                                     budget=budget, trials=config.trials, instance_ids=ids,
                                     timeout_s=config.timeout_s, retries=config.retries,

@@ -128,7 +128,8 @@ class _MethodHolder:
         self.stream = stream
         self.cls = registry.method_class(stream.method)
         self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
-        self.llm = make_llm_client(stream.model, stream.llm, stream.seed) \
+        self.llm = make_llm_client(stream.model, stream.llm, stream.seed, method=stream.method,
+                                   benchmark=stream.benchmark, split=stream.split) \
             if stream.llm is not None else None
         self.teacher = None
         if self.cls.needs.teacher:
@@ -236,6 +237,8 @@ class _UnitPlayer:
         elif self.method is None:
             outcome = EpisodeOutcome(task=task, status=Status.AGENT_ERROR, error=self.setup_error)
         else:
+            if self.holder.llm is not None:
+                self.holder.llm.tag(instance=task.instance.instance_id)
             outcome = play_episode(self.holder.benchmark, task.instance, self.method, task,
                                    self.stream.timeout_s, teacher=self.holder.teacher)
         spend = self.holder.spend()

@@ -25,9 +25,23 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-from lifebench.testing.fakeserver import FAULT_KINDS, LocalServer, ServerConfig, serve
+if TYPE_CHECKING:
+    from lifebench.testing.fakeserver import FAULT_KINDS, LocalServer, ServerConfig, serve
+
+_FROM_FAKESERVER = ("FAULT_KINDS", "LocalServer", "ServerConfig", "serve")
+
+
+def __getattr__(name: str) -> Any:
+    # The server's names load with it, on first use: importing them here would load the
+    # module before `python -m lifebench.testing.fakeserver` runs it as __main__ (a
+    # RuntimeWarning, and two copies of the module).
+    if name in _FROM_FAKESERVER:
+        from lifebench.testing import fakeserver
+
+        return getattr(fakeserver, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["FAULT_KINDS", "CLIResult", "LocalServer", "ServerConfig", "llm_server",
            "read_records", "results_dir", "run_cli", "serve"]
@@ -37,6 +51,8 @@ __all__ = ["FAULT_KINDS", "CLIResult", "LocalServer", "ServerConfig", "llm_serve
 def llm_server(**config: Any) -> Iterator[LocalServer]:
     """A local OpenAI-compatible server with the given `ServerConfig` fields, on a free
     port, shut down at the end."""
+    from lifebench.testing.fakeserver import ServerConfig, serve
+
     server = serve(ServerConfig(**config))
     try:
         yield server

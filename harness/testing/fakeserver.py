@@ -2,6 +2,7 @@
 
     python -m lifebench.testing.fakeserver --port P [--script replies.json] [--policy plancraft]
         [--latency-ms 100] [--fault-rate 0.2 --faults timeout,429,500,malformed,drop] [--seed 0]
+        [-- COMMAND ... {url} ...]   (serve while COMMAND runs, then stop)
 
 It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
 - scripted replies, in request order (`--script`: a JSON list; an item is a string, or
@@ -15,6 +16,9 @@ It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
   slot), runs the package's planner on it and answers with the plan's first action, as
   text, or as a tool call (`move`/`smelt` with `slot_from`, `slot_to`, `quantity`, or
   `impossible`) when the request offers tools;
+- or, with `--policy scripted`, the scripted model (`lifebench.testing.scripted`): each
+  method's well-formed reply for the role the request is for, acting as the benchmark's
+  oracle did where the prompt shows the state (from the client's `X-Lifebench-*` headers);
 - injected latency per request, and injected faults at a given rate, drawn from a seeded
   generator: `timeout` (answers after `--hang-s`), `429` and `500` (error bodies),
   `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
@@ -54,7 +58,8 @@ from typing import Any, Optional
 FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
 
 
-POLICIES = ("script", "plancraft")
+POLICIES = ("script", "plancraft", "scripted")
+_TAG_PREFIX = "x-lifebench-"
 _PLANCRAFT_TARGET = re.compile(r"Craft an item of type: (\S+)")
 _PLANCRAFT_LITERAL = "Craft an item of type: "  # where a match of _PLANCRAFT_TARGET starts
 _PLANCRAFT_ITEM = re.compile(r"^ - (\S+) \[?(\w+)\]? quantity (\d+)$", re.M)  # [I12] or I12
@@ -135,6 +140,18 @@ def _words(text: str) -> int:
     return count
 
 
+def _chars_tokens(message: Any) -> int:
+    """A message's tokens at 4 characters a token (its tool calls' JSON included), plus 4
+    for the message's framing."""
+    if not isinstance(message, dict):
+        return 0
+    chars = len(str(message.get("content") or ""))
+    calls = message.get("tool_calls")
+    if calls:
+        chars += len(json.dumps(calls, sort_keys=True))
+    return 4 + -(-chars // 4)
+
+
 @dataclass
 class ServerConfig:
     script: list[Any] = field(default_factory=list)
@@ -163,6 +180,7 @@ class FakeOpenAI:
         self.max_in_flight = 0
         self.last_request: dict[str, Any] = {}
         self.history: "collections.deque[dict[str, Any]]" = collections.deque(maxlen=1000)
+        self._scripted: Any = None  # the scripted model, made at its first request
 
     def enter(self) -> None:
         with self._lock:
@@ -181,7 +199,7 @@ class FakeOpenAI:
                 return self._rng.choice(self.config.faults)
         return None
 
-    def next_reply(self, request: dict[str, Any]) -> Any:
+    def next_reply(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> Any:
         self.last_request = request
         self.history.append(request)
         with self._lock:
@@ -194,6 +212,12 @@ class FakeOpenAI:
                         used = self.routed.get(index, 0)
                         self.routed[index] = used + 1
                         return item["replies"][min(used, len(item["replies"]) - 1)]
+        if self.config.policy == "scripted":
+            if self._scripted is None:
+                from lifebench.testing.scripted import ScriptedModel
+
+                self._scripted = ScriptedModel()
+            return self._scripted.reply(request, tags or {})
         if self.config.policy == "plancraft":
             # Only the messages from the last one holding an observation on: the prompt's
             # last observation is there (a match lies within one message).
@@ -213,8 +237,8 @@ class FakeOpenAI:
             self.position += 1
             return reply
 
-    def completion(self, request: dict[str, Any]) -> dict[str, Any]:
-        reply = self.next_reply(request)
+    def completion(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> dict[str, Any]:
+        reply = self.next_reply(request, tags)
         message: dict[str, Any] = {"role": "assistant", "content": None}
         finish = "stop"
         if isinstance(reply, dict) and "tool_call" in reply:
@@ -225,8 +249,12 @@ class FakeOpenAI:
             finish = "tool_calls"
         else:
             message["content"] = reply["content"] if isinstance(reply, dict) else str(reply)
-        prompt = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
-        completion = _words(str(message["content"] or "")) + (5 if finish == "tool_calls" else 0)
+        if self.config.policy == "scripted":  # tokens as characters / 4, the common estimate
+            prompt = sum(_chars_tokens(m) for m in request.get("messages", []))
+            completion = _chars_tokens(message)
+        else:
+            prompt = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+            completion = _words(str(message["content"] or "")) + (5 if finish == "tool_calls" else 0)
         return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion",
                 "created": int(time.time()), "model": request.get("model", "fake"),
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -289,7 +317,8 @@ class _Head:
 
 # The headers a request's handling reads (a line's first such header counts, as with
 # http.server); the others are not looked at.
-_HEADERS = re.compile(rb"\r\n(content-length|connection|transfer-encoding|authorization|expect)"
+_HEADERS = re.compile(rb"\r\n(content-length|connection|transfer-encoding|authorization|expect"
+                      rb"|x-lifebench-(?:role|method|benchmark|split|instance))"
                       rb"[ \t]*:[ \t]*([^\r\n]*)", re.I)
 
 
@@ -508,6 +537,8 @@ class _Connection(asyncio.BufferedProtocol):
         if expected is not None and head.headers.get("authorization") != f"Bearer {expected}":
             self._send(401, _UNAUTHORIZED)
             return
+        tags = {name[len(_TAG_PREFIX):]: value for name, value in head.headers.items()
+                if name.startswith(_TAG_PREFIX)}
         fake.enter()
         try:
             fault = fake.next_fault()
@@ -517,11 +548,12 @@ class _Connection(asyncio.BufferedProtocol):
         delay = fake.config.latency_s + (fake.config.hang_s if fault == "timeout" else 0.0)
         if delay > 0:
             self.busy = True
-            self.timer = self.server._loop.call_later(delay, self._answer, request, fault)
+            self.timer = self.server._loop.call_later(delay, self._answer, request, fault, tags)
         else:
-            self._answer(request, fault, at_once=True)
+            self._answer(request, fault, tags, at_once=True)
 
-    def _answer(self, request: dict[str, Any], fault: Optional[str], at_once: bool = False) -> None:
+    def _answer(self, request: dict[str, Any], fault: Optional[str], tags: dict[str, str],
+                at_once: bool = False) -> None:
         """The answer to a chat request, after its latency (and hang)."""
         self.timer = None
         fake = self.fake
@@ -534,7 +566,7 @@ class _Connection(asyncio.BufferedProtocol):
                 self.keep_alive = False
                 self._close()
             else:  # no fault, or a timeout that has hung: the answer
-                self._send(200, json.dumps(fake.completion(request)).encode())
+                self._send(200, json.dumps(fake.completion(request, tags)).encode())
         except Exception:
             if at_once:
                 raise  # to _next, which says it
@@ -705,6 +737,26 @@ def load_script(path: Optional[str]) -> list[Any]:
     return script
 
 
+def _run_beside(config: ServerConfig, host: str, port: int, command: list[str]) -> int:
+    """Run `command` while the server answers in a thread of this process."""
+    import os
+    import subprocess
+
+    server = LocalServer((host, port), FakeOpenAI(config))
+    threading.Thread(target=server.serve_forever, name="fakeserver", daemon=True).start()
+    try:
+        argv = [word.replace("{url}", server.url) for word in command]
+        try:
+            return subprocess.call(argv, env={**os.environ, "LIFEBENCH_BASE_URL": server.url})
+        except OSError as exc:
+            print(f"fakeserver: cannot run {command[0]!r}: {exc.strerror}", file=sys.stderr)
+            return 127
+        except KeyboardInterrupt:
+            return 130
+    finally:
+        server.close()
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lifebench.testing.fakeserver")
     parser.add_argument("--port", type=int, default=0)
@@ -717,6 +769,11 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--api-key", help="answer 401 to requests with another key")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="after `--`: a command to run while the server answers (its "
+                             "`{url}` arguments become the server's base URL, also in "
+                             "LIFEBENCH_BASE_URL); the server stops when it ends, and its exit "
+                             "code is the server's")
     args = parser.parse_args(argv)
     faults = tuple(f for f in args.faults.split(",") if f)
     unknown = [f for f in faults if f not in FAULT_KINDS]
@@ -726,6 +783,9 @@ def main(argv: Optional[list[str]] = None) -> None:
                           latency_s=args.latency_ms / 1000,
                           fault_rate=args.fault_rate, faults=faults, hang_s=args.hang_s,
                           seed=args.seed, api_key=args.api_key)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if command:
+        raise SystemExit(_run_beside(config, args.host, args.port, command))
     server = LocalServer((args.host, args.port), FakeOpenAI(config))
     print(f"listening on http://{args.host}:{server.server_address[1]}/v1", flush=True)
     try:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (ChatModel, EpisodeTools, Method, MethodNeeds, Observation, RoleParams,
-                           StreamContext, TaskInfo)
+                           ScriptedReply, ScriptedRequest, StreamContext, TaskInfo)
 
-from lifebench.methods.react import prompts
+from lifebench.methods.react import prompts, scripted
 from lifebench.methods.react.examples import ExampleBank
 
 _ACTION = re.compile(r"^\s*(?:\d+[.)]\s*)?action\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -92,6 +92,10 @@ class ReactMethod(Method):
     # stream), so no memory is saved after each one and a stream may be sharded
     stateless = True
     context_use = "after the manual in the system message"
+
+    @classmethod
+    def scripted_reply(cls, request: ScriptedRequest) -> Optional[ScriptedReply]:
+        return scripted.actor_reply(request)
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)

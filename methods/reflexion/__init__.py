@@ -14,12 +14,13 @@ instance for the whole stream.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
-from lifebench.api import EpisodeOutcome, EpisodeTools, Status, TaskInfo
+from lifebench.api import (EpisodeOutcome, EpisodeTools, ScriptedReply, ScriptedRequest, Status,
+                           TaskInfo)
 
 from lifebench.methods.react import ReactConfig, ReactMethod
-from lifebench.methods.reflexion import prompts
+from lifebench.methods.reflexion import prompts, scripted
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class ReflexionMethod(ReactMethod):
     name = "reflexion"
     Config = ReflexionConfig
     stateless = False  # its reflections carry across trials
+
+    @classmethod
+    def scripted_reply(cls, request: ScriptedRequest) -> Optional[ScriptedReply]:
+        return scripted.scripted_reply(request)
 
     def setup(self, ctx: Any) -> None:
         super().setup(ctx)

@@ -58,9 +58,23 @@ def test_schema_2_records_read_as_played_without_a_context():
         row.pop(name)
     row["schema_version"] = 2
     upgraded = EpisodeRecord.from_dict(row)
-    assert upgraded.schema_version == 3 and upgraded.context == "" and upgraded.context_config_hash == ""
+    assert upgraded.schema_version == SCHEMA_VERSION and upgraded.context == "" and upgraded.context_config_hash == ""
     assert upgraded.key == record.key and upgraded.key.context == ""
     assert json.loads(upgraded.to_json()) == json.loads(record.to_json())
+
+
+def test_schema_3_records_read_as_method_version_1_and_versions_key_apart():
+    record = EpisodeRecord.from_dict(v1_rows()[0])
+    row = json.loads(record.to_json())
+    row.pop("method_version")
+    row["schema_version"] = 3
+    upgraded = EpisodeRecord.from_dict(row)
+    assert upgraded.schema_version == SCHEMA_VERSION and upgraded.method_version == "1"
+    assert upgraded.key == record.key
+    bumped = EpisodeRecord.from_dict({**row, "schema_version": SCHEMA_VERSION, "method_version": "2"})
+    assert bumped.key != record.key and bumped.key.method_version == "2"
+    with pytest.raises(ValueError, match="method_version"):
+        EpisodeRecord.from_dict({**row, "schema_version": SCHEMA_VERSION, "method_version": 2})
 
 
 def test_upgraded_records_keep_their_keys_and_round_trip():

@@ -1,0 +1,134 @@
+"""The scripted model behind `fakeserver --policy scripted` (see `lifebench.api.scripted`).
+
+Its player knows each instance's oracle walk: the first time a request names an instance
+(the client's `X-Lifebench-*` headers), the benchmark's oracle plays it once, and the
+book of (observation, action) pairs it leaves is how the player acts: it finds the book's
+observation shown last in the prompt and answers that step's action (the k-th action for
+an observation shown k times). Where no book observation is in the prompt, or the
+benchmark has no oracle, it answers the benchmark's no-op. Each method's own
+`scripted_reply` turns that action into the reply its role's prompt asks for.
+
+Everything here is deterministic: the same requests get the same replies.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from lifebench import registry
+from lifebench.api.llm import ToolCall
+from lifebench.api.scripted import ScriptedRequest, generic_reply
+
+_KEY_CHARS = 400  # an observation is matched on its first characters (prompts may cut it)
+_MAX_BOOK_STEPS = 400
+
+
+@dataclass(frozen=True)
+class Book:
+    """An instance's oracle walk, observation by observation."""
+
+    pages: tuple[tuple[str, str], ...]  # (observation key, the oracle's action there)
+    noop: str
+
+    def act(self, prompt: str) -> str:
+        best, best_at = None, -1
+        for key in {key for key, _ in self.pages}:
+            at = prompt.rfind(key)
+            if at > best_at or (at == best_at and best is not None and len(key) > len(best)):
+                best, best_at = key, at
+        if best is None:
+            return self.noop
+        actions = [action for key, action in self.pages if key == best]
+        shown = prompt.count(best)
+        return actions[min(shown, len(actions)) - 1]
+
+
+def _key(observation: str) -> str:
+    return observation.strip()[:_KEY_CHARS]
+
+
+def oracle_book(benchmark_name: str, split: str, instance_id: str) -> Book:
+    """The book of one instance: its oracle played once, from a fresh env (seed 0)."""
+    benchmark = registry.get_benchmark(benchmark_name)
+    noop = benchmark.noop_action
+    if not benchmark.has_oracle or not split or not instance_id:
+        return Book((), noop)
+    instance = benchmark.instance(split, instance_id)
+    env: Any = benchmark.make_env(instance, 0)
+    pages: list[tuple[str, str]] = []
+    try:
+        observation = env.reset()
+        oracle = benchmark.oracle(env)
+        for _ in range(min(benchmark.budget(instance), _MAX_BOOK_STEPS)):
+            action = oracle.next_action(observation)
+            key = _key(observation.text)
+            if key:
+                pages.append((key, action))
+            step = env.step(action)
+            observation = step.observation
+            if step.done:
+                break
+    finally:
+        env.close()
+    return Book(tuple(pages), noop)
+
+
+class ScriptedModel:
+    """The replies of the scripted model, books kept per instance."""
+
+    def __init__(self) -> None:
+        self._books: dict[tuple[str, str, str], Book] = {}
+        self._lock = threading.Lock()
+
+    def book(self, benchmark: str, split: str, instance: str) -> Book:
+        key = (benchmark, split, instance)
+        with self._lock:
+            book = self._books.get(key)
+        if book is None:
+            try:
+                book = oracle_book(benchmark, split, instance)
+            except Exception:  # an unknown name, a missing split: a book without pages
+                book = Book((), _noop(benchmark))
+            with self._lock:
+                self._books[key] = book
+        return book
+
+    def reply(self, request: dict[str, Any], tags: dict[str, str]) -> Any:
+        """The reply to a chat request: text, or `{"tool_call": {...}}`."""
+        benchmark = tags.get("benchmark", "")
+        book = self.book(benchmark, tags.get("split", ""), tags.get("instance", ""))
+        messages = request.get("messages")
+        tools = request.get("tools")
+        scripted = ScriptedRequest(
+            role=tags.get("role", "default"),
+            messages=tuple(m for m in messages if isinstance(m, dict)) if isinstance(messages, list) else (),
+            tools=tuple(t for t in tools if isinstance(t, dict)) if isinstance(tools, list) else (),
+            benchmark=benchmark, act=book.act)
+        replier = _replier(tags.get("method", ""))
+        answer = replier(scripted) if replier is not None else None
+        if answer is None:
+            answer = generic_reply(scripted)
+        if isinstance(answer, ToolCall):
+            return {"tool_call": {"name": answer.name, "arguments": dict(answer.arguments)}}
+        return str(answer)
+
+
+def _replier(name: str) -> Any:
+    """The `scripted_reply` of the method or context provider `name`, if there is one."""
+    for names, load in ((registry.method_names, registry.method_class),
+                        (registry.context_names, registry.context_class)):
+        try:
+            if name in names():
+                return load(name).scripted_reply
+        except Exception:  # a plugin that fails to load: the generic reply
+            return None
+    return None
+
+
+def _noop(benchmark: str) -> str:
+    try:
+        return registry.benchmark_class(benchmark).noop_action
+    except Exception:
+        return "look"
