@@ -33,15 +33,20 @@ class Book:
     noop: str
 
     def act(self, prompt: str) -> str:
+        if not self.pages:
+            return self.noop
+        # The episode starts where its first observation is shown last (examples of other
+        # episodes before it may show the same observations).
+        start = max(prompt.rfind(self.pages[0][0]), 0)
         best, best_at = None, -1
         for key in {key for key, _ in self.pages}:
-            at = prompt.rfind(key)
+            at = prompt.rfind(key, start)
             if at > best_at or (at == best_at and best is not None and len(key) > len(best)):
                 best, best_at = key, at
         if best is None:
             return self.noop
         actions = [action for key, action in self.pages if key == best]
-        shown = prompt.count(best)
+        shown = prompt.count(best, start)
         return actions[min(shown, len(actions)) - 1]
 
 
