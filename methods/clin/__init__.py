@@ -26,7 +26,7 @@ from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, Met
                            Observation, RoleParams, StreamContext, TaskInfo)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
-from lifebench.methods.clin import prompts
+from lifebench.methods.clin import prompts, scripted
 from lifebench.methods.clin.matching import ActionMatcher
 from lifebench.methods.clin.memory import InstanceMemory, Trial, report, summary_prompt, trace
 
@@ -117,6 +117,8 @@ class ClinMethod(Method):
     Config = ClinConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the executor's system message"
+    # The scripted model's reply for each of CLIN's roles (`scripted.py`).
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)

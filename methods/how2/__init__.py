@@ -28,7 +28,7 @@ from typing import Any, Optional
 from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeTools, Method,
                            MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
                            curriculum_split, is_curriculum_split)
-from lifebench.methods.how2 import prompts
+from lifebench.methods.how2 import prompts, scripted
 from lifebench.methods.how2.memory import Entry, Memory, normalise, parsed_entry
 from lifebench.methods.how2.reporting import how2_tables
 from lifebench.methods.how2.strategies import FLAGS, STRATEGIES
@@ -72,6 +72,8 @@ class How2Method(Method):
     context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "
                    "the memory roles' system messages")
     tables = (how2_tables,)
+    # The scripted model's reply for each of How²'s roles (`scripted.py`).
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def stream_problem(cls, config: How2Config, benchmark: Benchmark, split: str) -> Optional[str]:
