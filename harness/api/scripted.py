@@ -10,7 +10,7 @@ no-op. A method that declares nothing gets a generic reply (a tool call of the f
 offered, or the action as plain text).
 
 The client tells the server which call it makes through request headers
-(`X-Lifebench-Role`, `-Method`, `-Benchmark`, `-Split`, `-Instance`); they never enter a
+(`X-Lifebench-Role`, `-Method`, `-Benchmark`, `-Split`, `-Instance`, `-Step`); they never enter a
 request's body or its cache key.
 """
 

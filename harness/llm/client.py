@@ -85,7 +85,7 @@ class LLMClient:
         self._tags: dict[str, str] = {}
 
     def tag(self, **values: Optional[str]) -> None:
-        """What the coming calls are for (method, benchmark, split, instance), sent as
+        """What the coming calls are for (method, benchmark, split, instance, step), sent as
         `X-Lifebench-<Name>` headers beside the role: server logs can tell a grid's calls
         apart, and the scripted model (`lifebench.api.scripted`) answers by them. Headers
         never enter a body or a cache key. None removes a tag."""

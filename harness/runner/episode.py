@@ -146,9 +146,11 @@ class _Returns:
 
 
 def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
-                 timeout_s: float, teacher: Any = None) -> EpisodeOutcome:
+                 timeout_s: float, teacher: Any = None,
+                 before_act: Optional[Callable[[Optional[int]], None]] = None) -> EpisodeOutcome:
     """Play one episode of `method` on `instance`. `teacher` (the stream's teacher service)
-    is bound to this episode's env and the actions played, for the method to ask."""
+    is bound to this episode's env and the actions played, for the method to ask;
+    `before_act` is told the steps played before each `act` (and None before `end_episode`)."""
     started = time.monotonic()
     deadline = started + timeout_s
     episode = _Episode()
@@ -201,6 +203,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 if time.monotonic() > deadline:
                     raise Failure(Status.TIMEOUT, f"episode exceeded --timeout {timeout_s:g}s")
                 side = "method"
+                if before_act is not None:
+                    before_act(episode.steps)
                 try:
                     action = method.act(episode.observation)
                 except EndEpisode:
@@ -232,6 +236,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             if episode_extra:
                 episode.extra.update(episode_extra())
             side = "method"
+            if before_act is not None:
+                before_act(None)
             method.end_episode(episode.outcome(task))
             episode.extra.update(method.episode_extra())
             outcome = episode.outcome(task)

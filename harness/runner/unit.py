@@ -237,10 +237,13 @@ class _UnitPlayer:
         elif self.method is None:
             outcome = EpisodeOutcome(task=task, status=Status.AGENT_ERROR, error=self.setup_error)
         else:
-            if self.holder.llm is not None:
-                self.holder.llm.tag(instance=task.instance.instance_id)
+            llm = self.holder.llm
+            if llm is not None:
+                llm.tag(instance=task.instance.instance_id, step=None)
             outcome = play_episode(self.holder.benchmark, task.instance, self.method, task,
-                                   self.stream.timeout_s, teacher=self.holder.teacher)
+                                   self.stream.timeout_s, teacher=self.holder.teacher,
+                                   before_act=None if llm is None else lambda steps: llm.tag(
+                                       step=None if steps is None else str(steps)))
         spend = self.holder.spend()
         after = None
         if outcome.status.is_result and self.unit.stateful and self.method is not None:

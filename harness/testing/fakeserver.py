@@ -318,7 +318,7 @@ class _Head:
 # The headers a request's handling reads (a line's first such header counts, as with
 # http.server); the others are not looked at.
 _HEADERS = re.compile(rb"\r\n(content-length|connection|transfer-encoding|authorization|expect"
-                      rb"|x-lifebench-(?:role|method|benchmark|split|instance))"
+                      rb"|x-lifebench-(?:role|method|benchmark|split|instance|step))"
                       rb"[ \t]*:[ \t]*([^\r\n]*)", re.I)
 
 

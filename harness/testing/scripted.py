@@ -4,7 +4,8 @@ Its player knows each instance's oracle walk: the first time a request names an 
 (the client's `X-Lifebench-*` headers), the benchmark's oracle plays it once, and the
 book of (observation, action) pairs it leaves is how the player acts: it finds the book's
 observation shown last in the prompt and answers that step's action (the k-th action for
-an observation shown k times). Where no book observation is in the prompt, or the
+an observation shown k times, or the one of the step the client says it is at). Where no
+book observation is in the prompt, or the
 benchmark has no oracle, it answers the benchmark's no-op. Each method's own
 `scripted_reply` turns that action into the reply its role's prompt asks for.
 
@@ -32,7 +33,9 @@ class Book:
     pages: tuple[tuple[str, str], ...]  # (observation key, the oracle's action there)
     noop: str
 
-    def act(self, prompt: str) -> str:
+    def act(self, prompt: str, step: Optional[int] = None) -> str:
+        """The action for the prompt's last oracle observation; `step` (the steps the
+        episode has played) picks among an observation's visits when it is that step's."""
         if not self.pages:
             return self.noop
         # The episode starts where its first observation is shown last (examples of other
@@ -45,6 +48,8 @@ class Book:
                 best, best_at = key, at
         if best is None:
             return self.noop
+        if step is not None and 0 <= step < len(self.pages) and self.pages[step][0] == best:
+            return self.pages[step][1]  # the oracle's walk so far: its next action
         actions = [action for key, action in self.pages if key == best]
         shown = prompt.count(best, start)
         return actions[min(shown, len(actions)) - 1]
@@ -104,13 +109,14 @@ class ScriptedModel:
         """The reply to a chat request: text, or `{"tool_call": {...}}`."""
         benchmark = tags.get("benchmark", "")
         book = self.book(benchmark, tags.get("split", ""), tags.get("instance", ""))
+        step = int(tags["step"]) if tags.get("step", "").isdigit() else None
         messages = request.get("messages")
         tools = request.get("tools")
         scripted = ScriptedRequest(
             role=tags.get("role", "default"),
             messages=tuple(m for m in messages if isinstance(m, dict)) if isinstance(messages, list) else (),
             tools=tuple(t for t in tools if isinstance(t, dict)) if isinstance(tools, list) else (),
-            benchmark=benchmark, act=book.act)
+            benchmark=benchmark, act=lambda text: book.act(text, step))
         replier = _replier(tags.get("method", ""))
         answer = replier(scripted) if replier is not None else None
         if answer is None:
