@@ -23,6 +23,7 @@ from lifebench.methods.autocontext.actor import Actor, Segment, key_result
 from lifebench.methods.autocontext.extractor import Extractor, Knowledge, split_document
 from lifebench.methods.autocontext.forest import INIT_STATE, TodoForest
 from lifebench.methods.autocontext.planner import Planner
+from lifebench.methods.autocontext import scripted
 from lifebench.methods.autocontext.tables import TABLES
 
 PLANNERS = ("llm", "random")
@@ -70,6 +71,9 @@ class AutoContext(ContextProvider):
     Config = AutoContextConfig
     use_fields = ("sections",)
     tables = TABLES
+
+    # The scripted model's replies: the build walks the oracle's path (see scripted.py).
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def problem(cls, config: Any, benchmark: Any) -> Optional[str]:

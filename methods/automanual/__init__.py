@@ -28,6 +28,7 @@ from lifebench.methods.automanual.api import API_CHOICES, api_for
 from lifebench.methods.automanual.building import (PLANNER, BuildingPhase, BuildSettings,
                                                    planner_system, skill_block, skill_helpers)
 from lifebench.methods.automanual.rules import RuleSystem, Skill, SkillBank
+from lifebench.methods.automanual import scripted
 from lifebench.methods.automanual.sandbox import SandboxLimits
 from lifebench.methods.automanual.trial import PlanTrial, TrialOver
 
@@ -85,6 +86,9 @@ class AutoManualMethod(Method):
     Config = AutoManualConfig
     needs = MethodNeeds(llm=True, support=True)
     context_use = "after the benchmark's manual in the planner's system message"
+
+    # The scripted model's replies: one checked command per code reply (see scripted.py).
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
