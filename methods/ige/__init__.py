@@ -28,7 +28,7 @@ from typing import Any, Hashable, Optional
 from lifebench.api import (Benchmark, EndEpisode, EpisodeTools, Method, MethodNeeds, Observation,
                            RoleParams, StreamContext, TaskInfo, episode_rng)
 
-from lifebench.methods.ige import prompts
+from lifebench.methods.ige import prompts, scripted
 from lifebench.methods.ige.archive import KEPT, Archive, Entry, Trace, forced_overwrite
 from lifebench.methods.ige.cells import Cell, CellReader, place_in
 from lifebench.methods.ige.replies import match_action, parse_action, parse_choice
@@ -83,6 +83,8 @@ class IgeMethod(Method):
     # sharded per episode.
     stateless = True
     context_use = "after the manual in the system message of both prompts (state choice and action)"
+    # the scripted model's replies to both roles (scripted.py)
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeTools, Instance, MethodNeeds, Observation,
                            StreamContext, TaskInfo, UserError, episode_rng)
-from lifebench.methods.instructrag import matcher, policy
+from lifebench.methods.instructrag import matcher, policy, scripted
 from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam, params_from_json, params_to_json
 from lifebench.methods.instructrag.prompts import path_block
@@ -80,6 +80,8 @@ class InstructRagMethod(ReactMethod):
     stateless = False  # its instruction memory grows over the stream
     needs = MethodNeeds(llm=True, support=True, oracle=False)
     tables = (instructrag_tables,)
+    # the scripted model's replies, for every stage's role (scripted.py)
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

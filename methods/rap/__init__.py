@@ -30,7 +30,7 @@ from lifebench.api import (Benchmark, EpisodeOutcome, EpisodeTools, Instance, Me
                            unknown_name)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
-from lifebench.methods.rap import prompts
+from lifebench.methods.rap import prompts, scripted
 from lifebench.methods.rap.memory import (Experience, ExperienceMemory, RetrievalKey, Window,
                                           derived_plan, kept_steps, parse_key, spread)
 from lifebench.methods.react import ask_action, turn_messages
@@ -86,6 +86,8 @@ class RapMethod(Method):
     Config = RapConfig
     needs = MethodNeeds(llm=True, support=True)
     context_use = "after the manual in the planner's and the actor's system messages"
+    # the scripted model's reply for each role (`lifebench.api.scripted`)
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

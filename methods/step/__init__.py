@@ -37,7 +37,7 @@ from lifebench.methods.clin import free_state, gold_cap, parse_action, stop_reas
 from lifebench.methods.clin.matching import ActionMatcher
 from lifebench.methods.clin.memory import InstanceMemory, Trial, report, summary_prompt, trace
 from lifebench.methods.clin.prompts import SUMMARY_SYSTEM
-from lifebench.methods.step import prompts
+from lifebench.methods.step import prompts, scripted
 from lifebench.methods.step.reporting import planner_ablation
 
 COMPLETE = re.compile(r"\b(task|subtask)[ _]complete\b", re.I)
@@ -108,6 +108,8 @@ class StepMethod(Method):
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the system message every STEP role shares"
     tables = (planner_ablation,)
+    # the scripted model's reply for each role (`lifebench.api.scripted`)
+    scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
