@@ -13,7 +13,7 @@ from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, Context
                                    ContextTools, ExplorationBudgetExhausted, ExplorationEnv,
                                    InstanceContext, InstanceFacts, coverage, normalise_name)
 from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError, unknown_name
-from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall
+from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
 from lifebench.api.protocols import (CURRICULUM_SUFFIX, FEW_SHOT_QUERY_SUFFIX,
                                      FEW_SHOT_SUPPORT_SUFFIX, Benchmark, Env, EpisodeTools,
                                      Method, MethodNeeds, NoConfig, OraclePolicy, StreamContext,
@@ -46,7 +46,7 @@ __all__ = [
     # errors
     "EndEpisode", "EnvError", "LLMError", "UserError", "unknown_name",
     # the LLM, as methods see it
-    "ChatModel", "LLMReply", "RoleParams", "ToolCall",
+    "ChatModel", "LLMReply", "RoleParams", "ToolCall", "tag_calls",
     # instance contexts
     "ACTION_RULES_SCHEMA", "ContextProvider", "ContextSchema", "ContextTools",
     "ExplorationBudgetExhausted", "ExplorationEnv", "InstanceContext", "InstanceFacts",

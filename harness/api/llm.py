@@ -43,3 +43,13 @@ class ChatModel(Protocol):
     def chat(self, messages: Sequence[dict[str, Any]], role: str = "default",
              tools: Optional[Sequence[dict[str, Any]]] = None, sample: int = 0,
              params: Optional[RoleParams] = None) -> LLMReply: ...
+
+
+def tag_calls(llm: Optional[ChatModel], **tags: Optional[str]) -> None:
+    """Tell `llm` what its coming calls are for (lifebench's client sends them as
+    `X-Lifebench-*` headers; see `lifebench.api.scripted`); a ChatModel without tags
+    ignores them. A method that plays episodes of its own (support instances in `prepare`)
+    names each one: `tag_calls(llm, instance=..., split=...)`. None removes a tag."""
+    tag = getattr(llm, "tag", None)
+    if callable(tag):
+        tag(**tags)

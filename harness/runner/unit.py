@@ -239,7 +239,7 @@ class _UnitPlayer:
         else:
             llm = self.holder.llm
             if llm is not None:
-                llm.tag(instance=task.instance.instance_id, step=None)
+                llm.tag(instance=task.instance.instance_id, split=self.stream.split, step=None)
             outcome = play_episode(self.holder.benchmark, task.instance, self.method, task,
                                    self.stream.timeout_s, teacher=self.holder.teacher,
                                    before_act=None if llm is None else lambda steps: llm.tag(

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from lifebench.api import Benchmark, ChatModel, Instance, LLMError, RoleParams
+from lifebench.api import Benchmark, ChatModel, Instance, LLMError, RoleParams, tag_calls
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.api import ActionApi
@@ -162,6 +162,7 @@ class BuildingPhase:
                           self.settings.build_attempts, max_actions, self.settings.limits, helpers)
         success, end = False, ""
         env: Any = None
+        tag_calls(self.llm, instance=instance.instance_id, split=self.benchmark.support_split)
         try:
             env = self.benchmark.make_env(instance, self.seed)
             observation = env.reset().text
@@ -187,6 +188,7 @@ class BuildingPhase:
                                 "end": f"{type(exc).__name__}: {exc}"})
             return None
         finally:
+            tag_calls(self.llm, instance=None, split=None)
             trial.close()
             if env is not None:
                 env.close()

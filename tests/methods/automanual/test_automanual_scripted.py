@@ -5,10 +5,10 @@ API, runs in the sandbox and prints the answer (the next reply acts on it); the 
 the consolidator's and the Formulator's answers are read at once (no unreadable answer, no
 refused operation or code). The calls per role are this deterministic run's.
 
-While building, the harness names no support instance in the requests, so the player
-plays the no-op there and every epoch fails; the second test tags each support instance
-itself, as the harness would, and the first code, later codes and a failure give a direct
-success, an indirect one and a failure."""
+While building, each epoch names its support instance in the requests (`tag_calls`), so
+the player walks the oracle's path there too: of the three epochs one ends in an indirect
+success. The second test drives the building phase on chosen support instances, where the
+first code, later codes and a failure give a direct success, an indirect one and a failure."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_automanual_scripted_on_plancraft(llm_server, results_dir, lifebench_cli
     got = [(r["instance_id"], r["success"], r["steps"], r["extra"]["automanual_code_actions"],
             {role: usage["calls"] for role, usage in r["llm_usage"].items()}) for r in records]
     assert got == [
-        ("VAL0491", True, 1, [1], {"build_planner": 12, "builder": 3, "consolidator": 1,
+        ("VAL0491", True, 1, [1], {"build_planner": 11, "builder": 3, "consolidator": 2,
                                    "formulator": 1, "planner": 1}),
         ("VAL0274", True, 2, [1, 1], {"planner": 2}),
     ]
@@ -49,15 +49,16 @@ def test_automanual_scripted_on_plancraft(llm_server, results_dir, lifebench_cli
     assert {k: build[k] for k in CLEAN} == CLEAN
     assert (build["epochs"], build["failures"], build["code_attempts"], build["build_actions"],
             build["consolidation_calls"], build["rules"], build["formulated"]) == \
-        (3, 3, 9, 9, 1, 2, True)
-    assert build["rule_types"] == {"Unresolved Error": 2}
+        (3, 2, 8, 8, 2, 2, True)
+    assert (build["direct"], build["indirect"]) == (0, 1)
+    assert build["rule_types"] == {"Corrected Error": 1, "Unresolved Error": 1}
 
 
 def test_building_on_tagged_support_instances_gives_each_outcome(llm_server):
     srv = llm_server(policy="scripted")
     bench = registry.get_benchmark("plancraft")
     llm = LLMClient("m", LLMConfig(base_url=srv.url, cache="off", max_retries=0))
-    llm.tag(method="automanual", benchmark="plancraft", split="train")
+    llm.tag(method="automanual", benchmark="plancraft")
     rules, skills = RuleSystem(), SkillBank()
     settings = BuildSettings(build_tasks=4, tasks_per_type=6, stop_after_successes=3,
                              build_attempts=3, max_actions=50, max_rules=4, builder_retries=1,
@@ -69,11 +70,9 @@ def test_building_on_tagged_support_instances_gives_each_outcome(llm_server):
     # oracle walks of 1, 2, 7 and 3 actions
     for instance_id in ("TRAIN0029", "TRAIN0001", "TRAIN0000", "TRAIN0015"):
         instance = bench.instance("train", instance_id)
-        llm.tag(instance=instance_id)
         epoch = phase.epoch(instance, phase.family(instance))
         outcomes.append((epoch["outcome"], epoch["attempts"], epoch["ops_applied"],
                          epoch["consolidation_calls"], epoch["rules_after"]))
-    llm.tag(instance=None)
     assert phase.formulate()
     assert outcomes == [("direct", 1, 1, 0, 1), ("indirect", 2, 2, 0, 3), ("failure", 3, 1, 0, 4),
                         ("indirect", 3, 2, 1, 4)]
