@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install browser bench check test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
+.PHONY: install browser bench check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -54,13 +54,42 @@ bench: install
 	$(BIN)/lifebench compare $(BENCH_OUT) --metric success --metric score \
 		--output $(BENCH_OUT)/comparisons.md
 
-# The regression check: re-run the offline reference grid and compare it with the committed
-# results/reference (one-sided paired tests, Holm-corrected; exit 1 when worse).
+# The regression check: re-run the reference grid and compare it with the committed
+# results/reference. Random and oracle need no model; every LLM method (and ReAct with
+# AutoContext's contexts) plays the scripted model, a deterministic local server started
+# and stopped here. Success and score: one-sided paired tests, Holm-corrected; calls and
+# tokens: exact, within specs/reference-llm.toml's thresholds. Exit 1 when worse.
+SCRIPTED_MODEL = $(BIN)/python -m lifebench.testing.fakeserver --policy scripted --
+REFERENCE_RUN = $(BIN)/lifebench run specs/reference.toml --no-trajectories --no-progress \
+		$(if $(WORKERS),--workers $(WORKERS),) --out
+REFERENCE_LLM_RUN = --no-trajectories --no-progress --base-url '{url}' \
+		$(if $(WORKERS),--workers $(WORKERS),) --out
+REFERENCE_CHECK = $(BIN)/lifebench check --spec specs/reference-llm.toml --baseline results/reference
+define reference_grid
+	rm -rf $(1)
+	$(REFERENCE_RUN) $(1)
+	$(SCRIPTED_MODEL) $(BIN)/lifebench run specs/reference-llm.toml $(REFERENCE_LLM_RUN) $(1)
+	$(SCRIPTED_MODEL) $(BIN)/lifebench run specs/reference-contexts.toml $(REFERENCE_LLM_RUN) $(1)
+endef
+
+# The offline grid and the scripted one run at once, into two directories read as one (the
+# scripted grid's longest stream, InstructRAG's ScienceWorld preparation, leaves a core idle).
 check: install
-	rm -rf results/check
-	$(BIN)/lifebench run specs/reference.toml --no-trajectories --no-progress --out results/check \
-		$(if $(WORKERS),--workers $(WORKERS),)
-	$(BIN)/lifebench check --baseline results/reference --candidate results/check
+	rm -rf results/check results/check-llm
+	$(REFERENCE_RUN) results/check & offline=$$!; \
+	$(SCRIPTED_MODEL) $(BIN)/lifebench run specs/reference-llm.toml $(REFERENCE_LLM_RUN) results/check-llm \
+		&& $(SCRIPTED_MODEL) $(BIN)/lifebench run specs/reference-contexts.toml $(REFERENCE_LLM_RUN) results/check-llm; \
+	scripted=$$?; wait $$offline || exit 1; exit $$scripted
+	$(REFERENCE_CHECK) --candidate results/check results/check-llm
+
+# Updating the reference on purpose: re-run the grid, print what moved against the committed
+# reference (a reviewer sees in the diff what a prompt change cost), then replace it.
+reference: install
+	$(call reference_grid,results/reference.new)
+	-$(REFERENCE_CHECK) --candidate results/reference.new
+	rm -rf results/reference.new/state  # resume data (the methods' memories), not compared
+	rm -rf results/reference && mv results/reference.new results/reference
+	@echo "make reference: results/reference rewritten; commit it with the change that moved it"
 
 # How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint;
 # HOW2_LIMIT=N runs the first N instances of each split (a smoke run).

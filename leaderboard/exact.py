@@ -1,6 +1,7 @@
 """Exact differences between two runs of a deterministic model (the scripted model of
 `lifebench.api.scripted`): what an episode costs in calls and tokens, overall, per role and
-per trial, and what its instance context's build cost.
+per trial, format retries (a method's `extra.format_retries`), and what its instance
+context's build cost.
 
 Under a deterministic model these numbers have no noise, so any change is a change of the
 code: a prompt that grew, an extra call per step, a memory that no longer reaches the next
@@ -25,6 +26,7 @@ from lifebench.leaderboard.grouping import Arm, Group, budget_label
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "llm_calls": 0.05, "tokens_in": 0.05, "tokens_out": 0.05,
     "context_llm_calls": 0.05, "context_tokens_in": 0.05, "context_tokens_out": 0.05,
+    "format_retries": 0.05,
 }
 # How each metric is named in a report line.
 METRIC_NAMES = {
@@ -32,6 +34,7 @@ METRIC_NAMES = {
     "steps": "steps", "context_llm_calls": "context build LLM calls",
     "context_tokens_in": "context build prompt tokens",
     "context_tokens_out": "context build completion tokens",
+    "format_retries": "format retries",  # a method's `extra.format_retries`: replies asked again
 }
 EXACT_METRICS = tuple(METRIC_NAMES)
 _PER_ROLE = ("llm_calls", "tokens_in", "tokens_out")
@@ -44,7 +47,10 @@ def _charged_context(record: EpisodeRecord, name: str) -> float:
     context = record.extra.get("context") if isinstance(record.extra, dict) else None
     if not isinstance(context, dict) or not context.get("charged"):
         return 0.0
-    value = context.get(name)
+    return _number(context.get(name))
+
+
+def _number(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
@@ -56,6 +62,7 @@ _VALUES: dict[str, Callable[[EpisodeRecord], float]] = {
     "context_llm_calls": lambda r: _charged_context(r, "llm_calls"),
     "context_tokens_in": lambda r: _charged_context(r, "tokens_in"),
     "context_tokens_out": lambda r: _charged_context(r, "tokens_out"),
+    "format_retries": lambda r: _number(r.extra.get("format_retries")),
 }
 
 

@@ -14,8 +14,12 @@ class Check(SubCommand):
     help = "exit 1 when a candidate run is significantly worse than a baseline"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--baseline", required=True, help="results directory (or submission) of the baseline")
-        parser.add_argument("--candidate", required=True, help="results directory (or submission) of the candidate")
+        parser.add_argument("--baseline", required=True, nargs="+", metavar="DIR",
+                            help="results directory (or submission) of the baseline; several "
+                                 "are read as one")
+        parser.add_argument("--candidate", required=True, nargs="+", metavar="DIR",
+                            help="results directory (or submission) of the candidate; several "
+                                 "are read as one")
         parser.add_argument("--alpha", default="0.05", help="significance level (default 0.05)")
         parser.add_argument("--metric", action="append", help="metrics (default: success and score)")
         parser.add_argument("--spec", help="the spec file both runs ran: its [check] table sets "
@@ -29,8 +33,10 @@ class Check(SubCommand):
         from lifebench.leaderboard.check import DEFAULT_METRICS, regression_check
         from lifebench.leaderboard.loading import load_nonempty
 
-        with results_inputs([args.baseline, args.candidate]) as (baseline, candidate):
-            baseline_records, candidate_records = load_nonempty([baseline]), load_nonempty([candidate])
+        given = len(args.baseline)
+        with results_inputs([*args.baseline, *args.candidate]) as paths:
+            baseline_records = load_nonempty(paths[:given])
+            candidate_records = load_nonempty(paths[given:])
         report = regression_check(baseline_records, candidate_records,
                                   metrics=tuple(args.metric or DEFAULT_METRICS),
                                   alpha=_alpha(args.alpha), correction=args.correction,

@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import collections
 import functools
+import hashlib
 import json
 import random
 import re
@@ -146,9 +147,9 @@ def _chars_tokens(message: Any) -> int:
     if not isinstance(message, dict):
         return 0
     chars = len(str(message.get("content") or ""))
-    calls = message.get("tool_calls")
-    if calls:
-        chars += len(json.dumps(calls, sort_keys=True))
+    for call in message.get("tool_calls") or ():  # what the model wrote: the function
+        if isinstance(call, dict):
+            chars += len(json.dumps(call.get("function"), sort_keys=True))
     return 4 + -(-chars // 4)
 
 
@@ -237,13 +238,21 @@ class FakeOpenAI:
             self.position += 1
             return reply
 
+    def _call_id(self, request: dict[str, Any]) -> str:
+        """A tool call's id: the request count, or for the scripted model (deterministic
+        whatever else the server answers meanwhile) a digest of the request's messages."""
+        if self.config.policy != "scripted":
+            return f"call_{self.requests}"
+        digest = hashlib.sha256(json.dumps(request.get("messages"), sort_keys=True).encode())
+        return f"call_{digest.hexdigest()[:12]}"
+
     def completion(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> dict[str, Any]:
         reply = self.next_reply(request, tags)
         message: dict[str, Any] = {"role": "assistant", "content": None}
         finish = "stop"
         if isinstance(reply, dict) and "tool_call" in reply:
             call = reply["tool_call"]
-            message["tool_calls"] = [{"id": f"call_{self.requests}", "type": "function",
+            message["tool_calls"] = [{"id": self._call_id(request), "type": "function",
                                       "function": {"name": call["name"],
                                                    "arguments": json.dumps(call.get("arguments", {}))}}]
             finish = "tool_calls"

@@ -266,7 +266,8 @@ class InstructRagMethod(ReactMethod):
         return retrieval.paths[chosen] if chosen >= 0 else ()
 
     def episode_extra(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"instructrag_path": list(self.path or ()),
+        extra: dict[str, Any] = {**ReactMethod.episode_extra(self),
+                                 "instructrag_path": list(self.path or ()),
                                  "instructrag_candidates": self.candidates,
                                  # the args that differ from the defaults: Table 5's rows
                                  "instructrag_args": recorded_args(self.config)}

@@ -142,6 +142,7 @@ class RapMethod(Method):
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
         self.task = task
+        self.format_retries = 0  # replies asked again for want of an action line
         self.category = self.ctx.benchmark.task_family(task.instance) or ""
         self.first: Optional[str] = None
         self.task_text = ""
@@ -161,8 +162,9 @@ class RapMethod(Method):
         elif self.turns:
             thought, action, _ = self.turns[-1]
             self.turns[-1] = (thought, action, observation.text)
-        thought, action = ask_action(self.ctx.llm, self._messages(), "actor", self.params,
-                                     self.config.format_retries, prompts.NO_ACTION_FEEDBACK)
+        thought, action, retried = ask_action(self.ctx.llm, self._messages(), "actor", self.params,
+                                              self.config.format_retries, prompts.NO_ACTION_FEEDBACK)
+        self.format_retries += retried
         self.turns.append((thought, action, ""))
         if thought:
             self._rekey(thought)
@@ -182,7 +184,8 @@ class RapMethod(Method):
         self.extra["rap_added"] = True
 
     def episode_extra(self) -> dict[str, Any]:
-        return dict(self.extra, rap_plan=self.plan) if self.extra else {}
+        extra = dict(self.extra, rap_plan=self.plan) if self.extra else {}
+        return {**extra, "format_retries": self.format_retries}
 
     def state(self) -> Any:
         return {"memory": self.memory.state()}

@@ -58,20 +58,20 @@ def parse_reply(text: str) -> tuple[Optional[str], Optional[str]]:
 
 
 def ask_action(llm: ChatModel, messages: list[dict[str, Any]], role: str, params: RoleParams,
-               retries: int, feedback: str = prompts.NO_ACTION_FEEDBACK) -> tuple[str, str]:
-    """(thought, action) of the model's reply to `messages` ("" for no thought). A reply
-    without an action line gets `feedback` and is asked again, up to `retries` times; after
-    that the last reply's last line is the action, as it is."""
+               retries: int, feedback: str = prompts.NO_ACTION_FEEDBACK) -> tuple[str, str, int]:
+    """(thought, action, format retries) of the model's reply to `messages` ("" for no
+    thought). A reply without an action line gets `feedback` and is asked again, up to
+    `retries` times; after that the last reply's last line is the action, as it is."""
     reply_text = ""
-    for _ in range(retries + 1):
+    for asked in range(retries + 1):
         reply_text = llm.chat(messages, role=role, params=params).text
         thought, action = parse_reply(reply_text)
         if action:
-            return thought or "", action
+            return thought or "", action, asked
         messages = messages + [{"role": "assistant", "content": reply_text},
                                {"role": "user", "content": feedback}]
     lines = reply_text.strip().splitlines() or ["noop"]
-    return "", lines[-1].strip()
+    return "", lines[-1].strip(), retries
 
 
 def turn_messages(turns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
@@ -108,6 +108,7 @@ class ReactMethod(Method):
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:
         self.task = task
+        self.format_retries = 0  # replies asked again for want of an action line
         self.turns: list[tuple[str, str, str]] = []  # (thought, action, observation)
         self.first: Optional[str] = None
         examples = self.bank.examples(task.instance, self.config.examples)
@@ -125,10 +126,14 @@ class ReactMethod(Method):
         elif self.turns:
             thought, action, _ = self.turns[-1]
             self.turns[-1] = (thought, action, observation.text)
-        thought, action = ask_action(self.ctx.llm, self._messages(), self.actor_role, self.params,
-                                     self.config.format_retries)
+        thought, action, retried = ask_action(self.ctx.llm, self._messages(), self.actor_role,
+                                              self.params, self.config.format_retries)
+        self.format_retries += retried
         self.turns.append((thought, action, ""))
         return action
+
+    def episode_extra(self) -> dict[str, Any]:
+        return {"format_retries": self.format_retries}
 
     def _messages(self) -> list[dict[str, Any]]:
         messages = list(self.prefix)

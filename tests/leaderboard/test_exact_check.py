@@ -88,3 +88,12 @@ def test_thresholds_from_a_spec_are_checked():
         check_thresholds({"tokens": 0.1}, "spec")
     with pytest.raises(ValueError, match="must be a number >= 0"):
         check_thresholds({"tokens_in": -1}, "spec")
+
+
+def test_format_retries_appearing_fail_as_a_parser_that_stops_matching_would():
+    base = [record("a")]
+    base[0].extra["format_retries"] = 0
+    retried = [dataclasses.replace(base[0], extra={"format_retries": 3})]
+    report = regression_check(base, retried, exact_thresholds=DEFAULT_THRESHOLDS)
+    assert report.failed
+    assert any(line.startswith("FAIL react: format retries per episode new") for line in report.lines())
