@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from conftest import read_records, without_timings
+from lifebench.api import SCHEMA_VERSION
 
 BUILDER = "SCRIPTED-CONTEXT builder"
 MARKER = "CONTEXT-MARKER"
@@ -60,7 +61,7 @@ def test_a_context_is_built_once_per_instance_and_reaches_every_method(cli, llm_
     by_instance: dict[str, list[dict]] = {}
     for r in records:
         assert r["context"] == "scripted-context" and r["context_config_hash"]
-        assert r["steps"] <= 2 and r["schema_version"] == 3
+        assert r["steps"] <= 2 and r["schema_version"] == SCHEMA_VERSION
         context = r["extra"]["context"]
         assert context["name"] == "scripted-context" and context["explore_steps"] == 2
         assert r["llm_calls"] == r["llm_usage"]["actor"]["calls"]  # building is not the episode's

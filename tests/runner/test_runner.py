@@ -11,6 +11,7 @@ import sys
 import time
 
 from conftest import ROOT, key_of, plugin_env, read_records, without_timings
+from lifebench.api import SCHEMA_VERSION
 
 BASE = ["run", "--benchmark", "plancraft", "--split", "val", "--no-progress"]
 
@@ -44,9 +45,12 @@ def test_records_carry_every_field(cli, tmp_path):
               "schema_version", "budget", "attempt", "error", "task_family", "success_step",
               "llm_usage", "llm_call_tokens", "cost_usd", "explore_steps", "benchmark_config",
               # schema 3: the instance context ("" for none)
-              "context", "context_config_hash"}
+              "context", "context_config_hash",
+              # schema 4: the method's behaviour version
+              "method_version"}
     for record in read_records(out):
-        assert set(record) == fields and record["schema_version"] == 3
+        assert set(record) == fields and record["schema_version"] == SCHEMA_VERSION == 4
+        assert record["method_version"] == "1"
         assert record["context"] == record["context_config_hash"] == ""
         assert record["benchmark_config_hash"] == ""  # the benchmark's default config
         assert record["budget"] is None and record["budget_steps"] == 30  # asked: the default
