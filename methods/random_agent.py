@@ -11,6 +11,7 @@ from lifebench.api import EpisodeTools, Method, Observation, TaskInfo, episode_r
 
 class RandomMethod(Method):
     name = "random"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     stateless = True
 
     def begin_episode(self, task: TaskInfo, tools: EpisodeTools) -> None:

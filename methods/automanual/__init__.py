@@ -83,6 +83,7 @@ class AutoManualConfig:
 
 class AutoManualMethod(Method):
     name = "automanual"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = AutoManualConfig
     needs = MethodNeeds(llm=True, support=True)
     context_use = "after the benchmark's manual in the planner's system message"

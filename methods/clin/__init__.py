@@ -114,6 +114,7 @@ def free_state(tools: EpisodeTools, observation: str) -> str:
 
 class ClinMethod(Method):
     name = "clin"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = ClinConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the executor's system message"

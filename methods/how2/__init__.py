@@ -67,6 +67,7 @@ def is_yes(text: str) -> bool:
 
 class How2Method(Method):
     name = "how2"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = How2Config
     needs = MethodNeeds(llm=True, teacher=True)
     context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "

@@ -77,6 +77,7 @@ class IgeConfig:
 
 class IgeMethod(Method):
     name = "ige"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = IgeConfig
     needs = MethodNeeds(llm=True, restore=True)
     # Nothing is kept across episodes (the archive is the episode's), so streams may be

@@ -76,6 +76,7 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
 
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = InstructRagConfig
     stateless = False  # its instruction memory grows over the stream
     needs = MethodNeeds(llm=True, support=True, oracle=False)

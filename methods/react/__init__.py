@@ -86,6 +86,7 @@ def turn_messages(turns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
 
 class ReactMethod(Method):
     name = "react"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = ReactConfig
     needs = MethodNeeds(llm=True)
     # nothing carries across episodes (the few-shot examples are the same for every

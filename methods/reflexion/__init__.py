@@ -31,6 +31,7 @@ class ReflexionConfig(ReactConfig):
 
 class ReflexionMethod(ReactMethod):
     name = "reflexion"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = ReflexionConfig
     stateless = False  # its reflections carry across trials
 

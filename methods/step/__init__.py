@@ -104,6 +104,7 @@ def listed(items: dict[int, str]) -> str:
 
 class StepMethod(Method):
     name = "step"
+    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = StepConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the system message every STEP role shares"
