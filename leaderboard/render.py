@@ -23,8 +23,19 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> s
         writer.writerow(headers)
         writer.writerows(rows)
         return buf.getvalue().rstrip("\n")
+    if fmt == "markdown":  # tabulate escapes HTML and LaTeX cells, not markdown's
+        headers = [markdown_cell(h) for h in headers]
+        rows = [[markdown_cell(c) for c in r] for r in rows]
     return tabulate([list(r) for r in rows], headers=list(headers), tablefmt=FORMATS[fmt],
                     disable_numparse=True)
+
+
+def markdown_cell(value: object) -> str:
+    """A cell's text that cannot end its cell or start HTML: `|` escaped, `<` and `>` as
+    entities, line breaks as spaces (method, instance and plugin names come from outside)."""
+    text = str(value)
+    return (text.replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\r", " ").replace("\n", " "))
 
 
 def render_titled(table: Table, fmt: str) -> str:

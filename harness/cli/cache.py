@@ -28,8 +28,10 @@ class Cache(SubCommand):
         cache = ResponseCache(path)
         if args.action == "stats":
             stats = cache.stats()
+            unreadable = (f", {stats['unreadable']} unreadable (asked again when met; "
+                          f"`lifebench cache clear` empties the file)") if stats["unreadable"] else ""
             print(f"{stats['path']}: {stats['entries']} responses of {stats['models']} model(s), "
-                  f"{stats['bytes'] / 2**20:.1f} MiB")
+                  f"{stats['bytes'] / 2**20:.1f} MiB{unreadable}")
         else:
             print(f"removed {cache.clear()} responses from {path}")
         return 0

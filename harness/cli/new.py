@@ -52,7 +52,7 @@ an endpoint (`lifebench run --benchmark {name} --method react --model M --base-u
 
 def names_for(kind: str, name: str) -> dict[str, str]:
     """The template's fields for plugin `name` of `kind`."""
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):  # fullmatch: "$" would let a trailing newline through
         raise UserError(f"plugin name {name!r}: use lowercase letters, digits and single dashes, "
                         f"starting with a letter (e.g. my-{kind})")
     words = name.split("-")
@@ -88,6 +88,8 @@ def names_for(kind: str, name: str) -> dict[str, str]:
 def render_plugin(kind: str, name: str, directory: Path) -> list[Path]:
     """Write the package of plugin `name` into `directory`; the files written."""
     fields = names_for(kind, name)
+    if directory.exists() and not directory.is_dir():
+        raise UserError(f"{directory} is a file, not a folder; give another --dir")
     if directory.exists() and any(directory.iterdir()):
         raise UserError(f"{directory} exists and is not empty; give another --dir")
     templates = resources.files("lifebench.cli").joinpath("templates")

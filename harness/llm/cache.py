@@ -18,12 +18,15 @@ import json
 import json.encoder
 import os
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from lifebench.api.errors import UserError
+from lifebench.api.untrusted import parse_json
+from lifebench.llm.completion import completion_problem
 
 MODES = ("rw", "replay", "off")
 DEFAULT_PATH = Path("results") / "llm-cache.sqlite"
@@ -112,6 +115,16 @@ class _CacheFile:
         self.pending: dict[str, tuple[str, str, float, str]] = {}
         self.flushed = time.monotonic()
         self.known: Optional[_KeyFilter] = None  # read at the first lookup
+        self.warned = False  # an unreadable row has been said on stderr
+
+    def warn_unreadable(self, problem: str) -> None:
+        with self.lock:
+            if self.warned:
+                return
+            self.warned = True
+        print(f"lifebench: warning: {self.path}: a cached response is unreadable ({problem}); "
+              f"it is asked again (`lifebench cache stats` counts such rows, `lifebench cache "
+              f"clear` empties the file)", file=sys.stderr)
 
     def get(self, key: str) -> Optional[str]:
         with self.lock:
@@ -164,7 +177,8 @@ class _KeyFilter:
     def of(cls, conn: sqlite3.Connection) -> "_KeyFilter":
         found = cls(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
         for (key,) in conn.execute("SELECT key FROM responses"):
-            found.add(key)
+            if isinstance(key, str):  # a NULL or binary key (a damaged file) matches no request
+                found.add(key)
         return found
 
     def _positions(self, key: str) -> Optional[tuple[int, ...]]:
@@ -247,6 +261,18 @@ def _set_up(conn: sqlite3.Connection) -> None:
             delay = min(delay * 2, 0.5)
 
 
+def _read_row(text: Any) -> tuple[Optional[dict[str, Any]], Optional[str]]:
+    """A cached row's completion, or what makes it unreadable."""
+    if not isinstance(text, (str, bytes)):
+        return None, "its response is not text"
+    try:
+        response = parse_json(text, max_chars=len(text))
+    except ValueError:
+        return None, "its response is not JSON"
+    problem = completion_problem(response)
+    return (None, problem) if problem else (response, None)
+
+
 class ResponseCache:
     """The LLM cache in one mode; every object on one file shares its `_CacheFile`."""
 
@@ -261,14 +287,19 @@ class ResponseCache:
         self._file = _cache_file(self.path) if mode != "off" else None
 
     def get(self, key: str) -> Optional[dict[str, Any]]:
+        """The cached completion of `key`; None (a miss) when there is none, or when its row
+        cannot be read as one (said once per file on stderr, and counted by `stats`)."""
         if self._file is None:
             return None
         text = self._file.get(key)
-        if text is None:
+        response, problem = (None, None) if text is None else _read_row(text)
+        if problem:
+            self._file.warn_unreadable(problem)
+        if response is None:
             self.misses += 1
             return None
         self.hits += 1
-        return json.loads(text)
+        return response
 
     def put(self, key: str, model: str, response: dict[str, Any],
             text: Optional[str] = None) -> None:
@@ -290,7 +321,10 @@ class ResponseCache:
         with cache_file.lock:
             entries, models = cache_file.conn.execute(
                 "SELECT COUNT(*), COUNT(DISTINCT model) FROM responses").fetchone()
+            unreadable = sum(1 for key, text in cache_file.conn.execute(
+                "SELECT key, response FROM responses") if not isinstance(key, str) or _read_row(text)[1])
         return {"path": str(self.path), "entries": entries, "models": models,
+                "unreadable": unreadable,
                 "bytes": self.path.stat().st_size if self.path.exists() else 0}
 
     def clear(self) -> int:

@@ -23,8 +23,10 @@ from lifebench.api import cooperative
 from lifebench.api.errors import LLMError, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage
+from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
 from lifebench.llm.cache import ResponseCache, body_and_key
+from lifebench.llm.completion import completion_problem
 from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
 
 _NO_KEY = "no-key"  # local servers accept any key; some proxies want the header anyway
@@ -186,11 +188,12 @@ class LLMClient:
                 if 200 <= status < 300:
                     try:
                         text = answer.body.decode()
-                        data = json.loads(text)
-                        if not isinstance(data, dict) or not data.get("choices"):
-                            raise ValueError("no choices in the response")
+                        data = parse_json(text, max_chars=len(text))  # (its size: the transport's)
+                        problem = completion_problem(data)
+                        if problem:
+                            raise ValueError(problem)
                         return data, text
-                    except ValueError as exc:  # the body is not the JSON of a completion
+                    except (ValueError, RecursionError) as exc:  # not a completion's JSON
                         last = f"malformed response ({type(exc).__name__})"
                 else:  # 429, 5xx and other statuses
                     last = f"HTTP {status}"
@@ -236,8 +239,8 @@ def _reply_of(response: dict[str, Any], cached: bool) -> LLMReply:
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         try:
-            arguments = json.loads(function.get("arguments") or "{}")
-        except ValueError:
+            arguments = parse_json(function.get("arguments") or "{}")
+        except ValueError:  # not JSON, or over the bounds (lifebench.api.untrusted)
             arguments = {"_unparsed": function.get("arguments")}
         calls.append(ToolCall(function.get("name", ""), arguments if isinstance(arguments, dict)
                               else {"_value": arguments}))

@@ -21,11 +21,13 @@ from typing import Any, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import RoleUsage, Status
+from lifebench.api.untrusted import parse_json
 from lifebench.store.files import ResultsWriteError, atomic_write
 
 CONTEXTS_FILE = "contexts.jsonl"
 CONTEXTS_DIR = "contexts"
 CONTEXT_SCHEMA_VERSION = 1
+MAX_PAYLOAD_CHARS = 50_000_000  # a context file: a document and what its build kept
 
 
 @dataclass
@@ -103,7 +105,7 @@ class ContextStore:
         """A built context's file: {"key", "document", "artefacts"}; None when absent."""
         path = self.out / CONTEXTS_DIR / f"{key}.json"
         try:
-            payload = json.loads(path.read_text())
+            payload = parse_json(path.read_text(), max_chars=MAX_PAYLOAD_CHARS)
             if not isinstance(payload.get("document"), str):
                 raise ValueError("no document")
             return payload
@@ -142,7 +144,7 @@ def read_context_records(directory: str | Path) -> list[ContextRecord]:
         if not line.strip():
             continue
         try:
-            out.append(ContextRecord.from_dict(json.loads(line)))
+            out.append(ContextRecord.from_dict(parse_json(line)))
         except (ValueError, TypeError, KeyError) as exc:
             if number == len(lines):  # no newline after it: torn by a crash
                 continue

@@ -15,6 +15,7 @@ from typing import Iterable
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
+from lifebench.api.untrusted import parse_json
 
 EPISODES_FILE = "episodes.jsonl"
 
@@ -30,7 +31,7 @@ class RecordsFile:
 
 def parse_record(line: str | bytes, where: str) -> EpisodeRecord:
     try:
-        return EpisodeRecord.from_dict(json.loads(line))
+        return EpisodeRecord.from_dict(parse_json(line))
     except (ValueError, TypeError) as exc:
         raise UserError(f"{where}: not a valid episode record ({exc}); fix or delete that "
                         f"line, the other records are intact") from None
@@ -47,7 +48,7 @@ def read_records_file(path: Path) -> RecordsFile:
             out.records.append(parse_record(line, f"{path}:{number}"))
     if tail.strip():
         try:
-            out.records.append(EpisodeRecord.from_dict(json.loads(tail)))
+            out.records.append(EpisodeRecord.from_dict(parse_json(tail)))
             out.unterminated = True
         except (ValueError, TypeError):
             out.torn_tail = tail

@@ -31,7 +31,9 @@ def json_text(value: Any) -> str:
 
 def script(target: str, value: Any) -> str:
     """`<target>(JSON.parse("..."));` or, for a target ending in `=`, an assignment."""
-    literal = json.dumps(json_text(value))  # ASCII: no U+2028 or "</script" can break out
+    # ASCII (no U+2028), and no "<" at all: no "</script" or "<!--" in the literal can end
+    # or change a script element, should the data ever be inlined into a page
+    literal = json.dumps(json_text(value)).replace("<", "\\u003c")
     if target.endswith("="):
         return f"{target}JSON.parse({literal});\n"
     return f"{target}(JSON.parse({literal}));\n"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Optional
+
+from lifebench.api.untrusted import parse_json
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 
@@ -36,7 +37,7 @@ def json_value(text: str) -> Any:
             candidates.append(match.group(0))
     for candidate in candidates:
         try:
-            return json.loads(candidate.strip())
-        except ValueError:
+            return parse_json(candidate.strip())
+        except ValueError:  # not JSON, or over the bounds (lifebench.api.untrusted)
             continue
     return None

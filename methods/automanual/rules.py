@@ -12,10 +12,11 @@ authors meant to refuse these; their check never fired, see README).
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
+
+from lifebench.api.untrusted import parse_json, parse_python
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.prompts import RULE_TYPES
@@ -66,8 +67,8 @@ def looks_like_code(text: str) -> bool:
     if "\n" not in text.strip() and "(" not in text:
         return False
     try:
-        tree = ast.parse(text)
-    except SyntaxError:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError):
         return False
     return any(isinstance(n, (ast.Call, ast.FunctionDef, ast.Assign)) for n in ast.walk(tree))
 
@@ -113,9 +114,9 @@ def parse_operations(reply: str) -> tuple[list[Operation], list[str]]:
     data: Any = None
     for candidate in _json_candidates(reply):
         try:
-            data = json.loads(candidate)
+            data = parse_json(candidate)
             break
-        except ValueError:
+        except ValueError:  # not JSON, or over the bounds (lifebench.api.untrusted)
             continue
     else:
         raise OperationError("no ```json block with a list of operations was found")

@@ -7,10 +7,11 @@ caused it and under each of its tags; the same text is stored once per key.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from lifebench.api.untrusted import literal
 
 _SECTIONS = ("RECIPE", "REQUIREMENTS", "PROCEDURE", "RELATED ITEMS")
 _HEADING = re.compile(r"^\W*(" + "|".join(_SECTIONS) + r")[\s*_]*:[\s*_]*", re.I | re.M)
@@ -30,7 +31,7 @@ def sections(text: str) -> dict[str, str]:
 def listed(text: str) -> list[str]:
     """A list written as a python list, or one item per line or comma."""
     try:
-        value = ast.literal_eval(text.strip())
+        value = literal(text)
         if isinstance(value, (list, tuple)):
             return [str(v) for v in value]
     except (ValueError, SyntaxError):

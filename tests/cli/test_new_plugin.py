@@ -145,12 +145,21 @@ def test_new_benchmark_runs_the_random_method(benchmark_plugin, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["method", "My_Method"], "plugin name 'My_Method'"),
     (["benchmark", "9lives"], "plugin name '9lives'"),
+    (["method", "fine-name\n"], "plugin name 'fine-name\\n'"),  # not a name with a newline
 ])
 def test_new_refuses_a_bad_name_in_one_line(tmp_path, args, message):
     result = run_cli("new", *args, "--dir", str(tmp_path / "p"))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_new_refuses_a_dir_that_is_a_file_in_one_line(tmp_path):
+    (tmp_path / "p").write_text("keep")
+    result = run_cli("new", "method", "x", "--dir", str(tmp_path / "p"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "is a file, not a folder" in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / "p").read_text() == "keep"
 
 
 def test_new_never_writes_over_a_directory(tmp_path):
