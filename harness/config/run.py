@@ -173,7 +173,11 @@ class LLMConfig:
         "rw", help="LLM response cache: rw, replay (a miss is an error), off")
     cache_path: str = option(DEFAULT_CACHE_PATH, parse=parse_text, help="LLM cache file")
     timeout_s: float = option(120.0, flag="--llm-timeout", toml="llm_timeout",
-                              parse=parse_positive, help="seconds per LLM call")
+                              parse=parse_positive, help="seconds per LLM call attempt, "
+                              "connect to last byte")
+    max_response_mb: float = option(8.0, flag="--llm-max-response-mb", toml="llm_max_response_mb",
+                                    parse=parse_positive, help="largest answer an LLM call "
+                                    "reads, in MiB (a larger one is a failed attempt)")
     max_retries: int = option(6, flag="--llm-retries", toml="llm_retries", minimum=0,
                               help="retries of a failed LLM call")
     concurrency: int = option(16, flag="--llm-concurrency", toml="llm_concurrency", minimum=1,

@@ -72,7 +72,8 @@ class LLMClient:
         self.seed = seed
         self._key = os.environ.get(config.api_key_env) or ""
         try:
-            self._endpoint = endpoint(config.base_url, config.timeout_s)
+            self._endpoint = endpoint(config.base_url, config.timeout_s,
+                                      int(config.max_response_mb * 2**20))
         except ValueError:
             raise UserError(f"--base-url {config.base_url!r} is not an http(s) URL; give one "
                             f"like http://localhost:8000/v1") from None

@@ -7,7 +7,10 @@ the server has closed (keep-alive timeouts) is noticed before it is used: it is 
 (EOF) while no request is pending, and is dropped. Proxies come from the usual
 environment variables (`HTTPS_PROXY` by CONNECT, `HTTP_PROXY`, `NO_PROXY`, a user in the
 proxy URL). Answers may carry a Content-Length, be chunked, or end with the connection.
-The timeout applies to each connect, send and read.
+Everything the server sends is bounded: the timeout is one deadline for the whole exchange
+(connect, send, every read: a server that drips a byte a second is cut off at it), an
+answer larger than `max_body` bytes is refused before it is read (by its Content-Length, or
+as its chunks or its unlengthed body pass the limit), and header lines and counts are capped.
 
 Why not the `openai` package, nor `http.client`: the first cost ~5 ms of CPU per call
 building a request through its typed models, the second ~0.2 ms parsing headers with the
@@ -34,6 +37,7 @@ from lifebench.api import cooperative
 _LINE_MAX = 65536
 _FRESH_S = 1.0
 _HEADERS_MAX = 100
+DEFAULT_MAX_BODY = 8 << 20  # bytes of an answer: a completion is kilobytes
 
 
 class TransportTimeout(Exception):
@@ -60,12 +64,17 @@ class _SocketReader(io.RawIOBase):
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.deadline = float("inf")  # of the exchange in progress (time.monotonic())
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        if not cooperative.wait_readable(self.sock, self.sock.gettimeout()):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        wait = min(self.sock.gettimeout() or left, left)
+        if not cooperative.wait_readable(self.sock, wait):
             raise socket.timeout("timed out")
         return self.sock.recv_into(buffer)
 
@@ -75,7 +84,8 @@ class _Connection:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.reader = io.BufferedReader(_SocketReader(sock))
+        self.raw = _SocketReader(sock)
+        self.reader = io.BufferedReader(self.raw)
         self.used = time.monotonic()
         self.reused = False  # it has carried an answer and was kept alive
 
@@ -87,7 +97,7 @@ class _Connection:
 class Endpoint:
     """Keep-alive connections to one server; thread-safe."""
 
-    def __init__(self, base_url: str, timeout_s: float) -> None:
+    def __init__(self, base_url: str, timeout_s: float, max_body: int = DEFAULT_MAX_BODY) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
@@ -96,6 +106,7 @@ class Endpoint:
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path.rstrip("/")
         self.timeout_s = timeout_s
+        self.max_body = max_body
         self._authority = self.host if parts.port is None else f"{self.host}:{self.port}"
         if ":" in self.host:  # an IPv6 literal keeps its brackets in Host and URLs
             self._authority = f"[{self.host}]" + ("" if parts.port is None else f":{self.port}")
@@ -116,18 +127,19 @@ class Endpoint:
         if self._proxy and not self.tls and self._proxy.authorization:
             lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
         request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        deadline = time.monotonic() + self.timeout_s
         conn: Optional[_Connection] = None
         try:
-            conn = self._take()
+            conn = self._take(deadline)
             try:
-                return self._exchange(conn, request)
+                return self._exchange(conn, request, deadline)
             except _ClosedUnanswered:
                 if not conn.reused:
                     raise
             # A kept-alive connection the server closed as this request went out (its idle
             # timeout): the request was not answered; send it once more on a new one.
-            conn = self._connect()
-            return self._exchange(conn, request)
+            conn = self._connect(deadline)
+            return self._exchange(conn, request, deadline)
         except (socket.timeout, TimeoutError):
             if conn is not None:
                 conn.close()
@@ -137,13 +149,18 @@ class Endpoint:
                 conn.close()
             raise TransportFailure(type(exc).__name__) from None
 
-    def _exchange(self, conn: _Connection, request: bytes) -> HTTPAnswer:
+    def _exchange(self, conn: _Connection, request: bytes, deadline: float) -> HTTPAnswer:
+        conn.raw.deadline = deadline
         try:
+            conn.sock.settimeout(_left(deadline))
             conn.sock.sendall(request)
         except (BrokenPipeError, ConnectionResetError):
             raise _ClosedUnanswered() from None
+        finally:
+            conn.sock.settimeout(self.timeout_s)
         status, length, chunked, keep = _read_head(conn.reader)
-        data = _read_body(conn.reader, status, length, chunked)
+        data = _read_body(conn.reader, status, length, chunked, self.max_body)
+        conn.raw.deadline = float("inf")
         if keep and length is not None or keep and chunked:
             conn.used = time.monotonic()
             conn.reused = True
@@ -159,23 +176,24 @@ class Endpoint:
         for conn in idle:
             conn.close()
 
-    def _take(self) -> _Connection:
+    def _take(self, deadline: float) -> _Connection:
         while True:
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
             if conn is None:
-                return self._connect()
+                return self._connect(deadline)
             # a connection used a moment ago is open: servers keep idle ones for seconds,
             # and the check is a system call (a hand-off of the GIL at 256 streams)
             if time.monotonic() - conn.used < _FRESH_S or not _closed_by_peer(conn.sock):
                 return conn
             conn.close()
 
-    def _connect(self) -> _Connection:
+    def _connect(self, deadline: float) -> _Connection:
         proxy = self._proxy
         address = (proxy.host, proxy.port) if proxy else (self.host, self.port)
-        sock = socket.create_connection(address, timeout=self.timeout_s)
+        sock = socket.create_connection(address, timeout=_left(deadline))
         try:
+            sock.settimeout(self.timeout_s)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if proxy and self.tls:
                 _tunnel(sock, self._authority, proxy.authorization)
@@ -238,26 +256,44 @@ def _parse_head(lines: list[bytes]) -> tuple[int, Optional[int], bool, bool]:
     return status, length, chunked, keep
 
 
-def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool) -> bytes:
+def _left(deadline: float) -> float:
+    """Seconds to the deadline; a timeout when none are left."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("timed out")
+    return left
+
+
+def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool,
+               max_body: int = DEFAULT_MAX_BODY) -> bytes:
     if status in (204, 304):
         return b""
     if chunked:
-        return _read_chunks(reader)
+        return _read_chunks(reader, max_body)
     if length is not None:
+        if length > max_body:
+            raise ValueError(f"an answer of {length} bytes, over the limit of {max_body}")
         return _exactly(reader, length)
-    return reader.read()  # no length: the body ends with the connection
+    data = reader.read(max_body + 1)  # no length: the body ends with the connection
+    if len(data) > max_body:
+        raise ValueError(f"an answer over the limit of {max_body} bytes")
+    return data
 
 
-def _read_chunks(reader: Any) -> bytes:
+def _read_chunks(reader: Any, max_body: int = DEFAULT_MAX_BODY) -> bytes:
     """A chunked body: sized chunks up to a chunk of size 0, then trailer lines to a blank."""
     parts = []
+    total = 0
     while True:
         size_line = reader.readline(_LINE_MAX).split(b";")[0].strip()
         if not size_line:
             raise ConnectionError("closed in the middle of a chunked answer")
-        size = int(size_line, 16)  # not hex: ValueError, a malformed answer
+        size = int(size_line[:16], 16) if len(size_line) <= 16 else max_body + 1  # not hex: ValueError
         if size == 0:
             break
+        total += size
+        if total > max_body:
+            raise ValueError(f"a chunked answer over the limit of {max_body} bytes")
         parts.append(_exactly(reader, size))
         reader.readline(_LINE_MAX)  # the chunk's line end
     for _ in range(_HEADERS_MAX + 1):  # the trailers, ignored
@@ -318,13 +354,14 @@ def _proxy_for(scheme: str, host: str) -> Optional[_Proxy]:
 
 
 _endpoints_lock = threading.Lock()
-_endpoints: dict[tuple[str, float], Endpoint] = {}
+_endpoints: dict[tuple[str, float, int], Endpoint] = {}
 
 
-def endpoint(base_url: str, timeout_s: float) -> Endpoint:
-    """The process's one `Endpoint` for a base URL and timeout."""
+def endpoint(base_url: str, timeout_s: float, max_body: int = DEFAULT_MAX_BODY) -> Endpoint:
+    """The process's one `Endpoint` for a base URL, timeout and answer limit."""
     with _endpoints_lock:
-        found = _endpoints.get((base_url, timeout_s))
+        found = _endpoints.get((base_url, timeout_s, max_body))
         if found is None:
-            found = _endpoints[(base_url, timeout_s)] = Endpoint(base_url, timeout_s)
+            found = _endpoints[(base_url, timeout_s, max_body)] = Endpoint(base_url, timeout_s,
+                                                                           max_body)
         return found
