@@ -37,6 +37,7 @@ from typing import Any, Callable, Optional
 
 MAX_CODE_CHARS = 30_000
 MAX_PRINTED = 4_000
+MAX_ERROR_CHARS = 2_000
 
 # Built-ins an escape would start from, refused by name wherever they appear (with every
 # dunder name). Other built-ins are simply absent from the namespace: a plan may use their
@@ -269,6 +270,8 @@ def _error_text(exc: BaseException) -> str:
     where = f" (line {frames[-1].lineno}: {frames[-1].line.strip()})" if frames and frames[-1].line \
         else (f" (line {frames[-1].lineno})" if frames else "")
     message = str(exc)
+    if len(message) > MAX_ERROR_CHARS:  # an error the code raised with a huge text
+        message = message[:MAX_ERROR_CHARS] + f" ... ({len(message) - MAX_ERROR_CHARS} more characters)"
     return f"{type(exc).__name__}: {message}{where}" if message else f"{type(exc).__name__}{where}"
 
 

@@ -25,6 +25,21 @@ from typing import Any, Optional, Union
 from lifebench.methods.automanual.child import allowed_attributes, check_code
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
+# The longest message the child may send (its errors and prints are cut far below this):
+# a longer one is a misbehaving child, stopped.
+MAX_MESSAGE_BYTES = 1 << 20
+MAX_FEEDBACK_CHARS = 4_000  # of an error or a print reaching a prompt
+
+
+class _Oversized(Exception):
+    """The child sent a message over MAX_MESSAGE_BYTES."""
+
+
+def _cut(text: str) -> str:
+    """Text for a prompt, cut with a marker past MAX_FEEDBACK_CHARS."""
+    if len(text) <= MAX_FEEDBACK_CHARS:
+        return text
+    return text[:MAX_FEEDBACK_CHARS] + f" ... ({len(text) - MAX_FEEDBACK_CHARS} more characters cut)"
 
 
 @dataclass(frozen=True)
@@ -83,7 +98,7 @@ class CodeProcess:
 
     def __post_init__(self) -> None:
         self.proc: Optional[subprocess.Popen] = None
-        self._buffer = b""
+        self._buffer = bytearray()  # appended in place: linear in what the child sends
         self.running = False       # a plan is running (its end not yet read)
         self.waiting = False       # the running plan waits for an observation
         self.helper_errors: list[str] = []
@@ -100,7 +115,7 @@ class CodeProcess:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True)
         self._finalizer = weakref.finalize(self, _kill, self.proc)
-        self._buffer = b""
+        self._buffer = bytearray()
         self._send({"type": "init", "actions": list(self.actions), "variables": self.variables})
         self._expect("ready")
         if self.helpers:
@@ -138,7 +153,11 @@ class CodeProcess:
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buffer:
+        searched = 0  # the buffer's bytes already known to hold no newline
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            searched = len(self._buffer)
+            if searched > MAX_MESSAGE_BYTES:
+                raise _Oversized()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
@@ -149,7 +168,10 @@ class CodeProcess:
             if not chunk:
                 return None
             self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        if len(line) > MAX_MESSAGE_BYTES:
+            raise _Oversized()
         return json.loads(line.decode("utf-8"))
 
     def _expect(self, kind: str) -> dict[str, Any]:
@@ -174,7 +196,15 @@ class CodeProcess:
     def next_event(self) -> Event:
         """The running plan's next action request, or its end."""
         assert self.running and not self.waiting
-        message = self._receive(self.limits.timeout_s)
+        try:
+            message = self._receive(self.limits.timeout_s)
+        except _Oversized:
+            self.running = False
+            self.restarts += 1
+            self.close()
+            return RunEnded(error=f"Execution stopped: the code's output passed "
+                                  f"{MAX_MESSAGE_BYTES} bytes; variables set by earlier code are "
+                                  f"lost (its functions are defined again)", killed=True)
         if message is None:
             died = self.proc is not None and self.proc.poll() is not None
             self.running = False
@@ -191,7 +221,9 @@ class CodeProcess:
             return ActionRequest(str(message.get("name")), tuple(str(a) for a in message.get("args", [])),
                                  str(message.get("call", "")))
         self.running = False
-        return RunEnded(error=message.get("error"), printed=str(message.get("printed") or ""),
+        error = message.get("error")
+        return RunEnded(error=_cut(str(error)) if error else None,
+                        printed=_cut(str(message.get("printed") or "")),
                         stopped=message.get("stopped"))
 
     def answer(self, observation: str, state: Optional[dict[str, Any]] = None) -> None:

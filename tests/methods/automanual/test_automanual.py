@@ -155,6 +155,21 @@ def test_the_sandbox_caps_time_memory_and_keeps_the_namespace():
     assert process.proc is None
 
 
+def test_the_sandbox_output_reaching_a_prompt_is_capped():
+    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=10))
+    try:  # an 8 MB error text and a print flood: each cut with a marker, read in linear time
+        started = time.monotonic()
+        assert process.run("raise ValueError('x' * 8_000_000)") is None
+        ended = process.next_event()
+        assert ended.error.startswith("ValueError: xxx") and "more characters" in ended.error
+        assert len(ended.error) < 4_200 and time.monotonic() - started < 10
+        assert process.run("for i in range(100000):\n    print('y' * 100)") is None
+        ended = process.next_event()
+        assert len(ended.printed) < 4_200 and "more characters" in ended.printed
+    finally:
+        process.close()
+
+
 # -- the rule system, without an LLM
 
 def test_builder_operations_write_update_delete_and_renumber():
