@@ -12,8 +12,10 @@ holding, at its root:
 
 Invariants: a member is a regular file (or a folder) under one of these names, with no
 absolute path, `..`, link or device; every file is listed in submission.json with its
-digest, and every listed file is there. `open_submission` checks all of it before it
-writes anything, so a corrupt or foreign archive is refused in one line (a UserError).
+digest, and every listed file is there; no name appears twice; the members' count and sizes
+and the unpacked total are bounded (`MAX_*` below). `open_submission` streams the members
+into a temporary folder and moves it into place only when all of it holds, so a corrupt,
+foreign or oversized archive is refused in one line (a UserError) and leaves nothing.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ import datetime
 import hashlib
 import io
 import json
+import shutil
 import tarfile
+import tempfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Optional
 
 import lifebench
 from lifebench.api.errors import UserError
+from lifebench.api.untrusted import parse_json
 from lifebench.store.contexts import CONTEXTS_DIR, CONTEXTS_FILE
 from lifebench.store.records_file import EPISODES_FILE
 from lifebench.store.results import MANIFEST_FILE, TRAJECTORIES_DIR
@@ -128,54 +134,115 @@ def _allowed(name: str) -> bool:
     return name in (INFO_FILE, *FILES) or path.parts[0] in FOLDERS
 
 
+# Bounds on what an archive from a stranger may unpack into (a results directory of 100,000
+# episodes is ~150 MB in ~100 files): past any of them the archive is refused, before the
+# member that passes it is read.
+MAX_MEMBERS = 100_000
+MAX_MEMBER_BYTES = 1 << 30
+MAX_TOTAL_BYTES = 4 << 30
+MAX_RATIO = 200  # unpacked bytes per archive byte (JSON lines compress ~10-30 times)
+MAX_INFO_BYTES = 16 << 20
+_CHUNK = 1 << 20
+
+
 def open_submission(path: str | Path, into: str | Path) -> Path:
     """Check the submission at `path` and unpack it into `into` (a new folder); the results
-    directory it holds. A UserError, in one line, for anything but an intact submission."""
+    directory it holds. A UserError, in one line, for anything but an intact submission
+    within the bounds above; then nothing is left behind. Members are streamed to a
+    temporary folder beside `into` (never held whole), renamed into place once every check
+    has passed."""
     path, into = Path(path), Path(into)
 
     def refuse(why: str) -> UserError:
         return UserError(f"{path} is not a lifebench submission: {why} (make one with "
                          f"`lifebench export --submission OUT.tar.gz DIR`)")
 
+    into.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{into.name}.partial-", dir=into.parent))
+    try:
+        digests, info_raw = _unpack(path, partial, refuse)
+        info = _info(info_raw, refuse)
+        listed = info.get("files")
+        if not isinstance(listed, dict) or EPISODES_FILE not in listed:
+            raise refuse("submission.json lists no episodes.jsonl")
+        if set(listed) != set(digests):
+            missing = sorted(set(listed) - set(digests)) or sorted(set(digests) - set(listed))
+            raise refuse(f"its members do not match submission.json ({missing[0]!r})")
+        for name, digest in digests.items():
+            if digest != listed[name]:
+                raise refuse(f"{name} does not match its checksum (the archive is corrupt)")
+        partial.rename(into)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return into
+
+
+def _unpack(path: Path, target: Path, refuse: Any) -> tuple[dict[str, str], Optional[bytes]]:
+    """Stream the archive's members into `target`: each file's SHA-256, and submission.json's
+    bytes (held: it is small)."""
+    budget = min(MAX_TOTAL_BYTES, MAX_RATIO * max(path.stat().st_size, 1) + _CHUNK)
+    digests: dict[str, str] = {}
+    info: Optional[bytes] = None
+    seen: set[str] = set()
+    unpacked = 0
     try:
         with tarfile.open(path, "r:*") as archive:
-            contents: dict[str, bytes] = {}
-            for member in archive.getmembers():
+            for count, member in enumerate(archive, 1):
                 name = member.name.rstrip("/")
+                if count > MAX_MEMBERS:
+                    raise refuse(f"more than {MAX_MEMBERS} members")
+                if name in seen:
+                    raise refuse(f"member {member.name!r} appears twice")
+                seen.add(name)
                 if member.isdir() and _allowed(name):
                     continue
                 if not member.isfile() or not _allowed(name):
                     raise refuse(f"unexpected member {member.name!r}")
-                data = archive.extractfile(member).read()  # type: ignore[union-attr]
-                contents[name] = data
+                if member.size > MAX_MEMBER_BYTES:
+                    raise refuse(f"member {name!r} unpacks to {member.size:,} bytes, over the "
+                                 f"limit of {MAX_MEMBER_BYTES:,}")
+                unpacked += member.size
+                if unpacked > budget:
+                    raise refuse(f"it unpacks to over {budget:,} bytes (more than {MAX_RATIO} "
+                                 f"times its size, or {MAX_TOTAL_BYTES:,} in all)")
+                source = archive.extractfile(member)
+                assert source is not None
+                if name == INFO_FILE:
+                    if member.size > MAX_INFO_BYTES:
+                        raise refuse(f"{INFO_FILE} is over {MAX_INFO_BYTES:,} bytes")
+                    info = source.read(member.size)
+                    continue
+                digests[name] = _copy(source, target / name, member.size)
     except EOFError:
         raise refuse("the archive is truncated") from None
-    except (tarfile.TarError, OSError, ValueError) as exc:
+    except (tarfile.TarError, OSError, ValueError, zlib.error) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a tar.gz archive"
         raise refuse(why) from None
-    info = _info(contents.pop(INFO_FILE, None), refuse)
-    listed = info.get("files")
-    if not isinstance(listed, dict) or EPISODES_FILE not in listed:
-        raise refuse("submission.json lists no episodes.jsonl")
-    if set(listed) != set(contents):
-        missing = sorted(set(listed) - set(contents)) or sorted(set(contents) - set(listed))
-        raise refuse(f"its members do not match submission.json ({missing[0]!r})")
-    for name, data in contents.items():
-        if _digest(data) != listed[name]:
-            raise refuse(f"{name} does not match its checksum (the archive is corrupt)")
-    into.mkdir(parents=True)
-    for name, data in contents.items():
-        target = into / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return into
+    return digests, info
+
+
+def _copy(source: Any, target: Path, size: int) -> str:
+    """Copy `size` bytes in chunks; their SHA-256. A short member is a truncated archive."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    left = size
+    with open(target, "wb") as out:
+        while left:
+            chunk = source.read(min(_CHUNK, left))
+            if not chunk:
+                raise EOFError()
+            digest.update(chunk)
+            out.write(chunk)
+            left -= len(chunk)
+    return digest.hexdigest()
 
 
 def _info(raw: Optional[bytes], refuse: Any) -> dict[str, Any]:
     if raw is None:
         raise refuse(f"no {INFO_FILE}")
     try:
-        info = json.loads(raw)
+        info = parse_json(raw)
     except ValueError:
         raise refuse(f"{INFO_FILE} is not JSON") from None
     if not isinstance(info, dict) or info.get("format") != FORMAT:

@@ -136,3 +136,84 @@ def test_export_refuses_what_is_not_a_results_directory(cli, tmp_path):
     one_line_error(cli("export", "--submission", str(tmp_path / "s.zip"), str(tmp_path)),
                    "name it OUT.tar.gz")
     assert not (tmp_path / "s.tar.gz").exists()
+
+
+class _Zeros(io.RawIOBase):
+    """`size` zero bytes, read without holding them."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = min(len(buffer), self.left)
+        buffer[:n] = bytes(n)
+        self.left -= n
+        return n
+
+
+@pytest.fixture(scope="module")
+def bomb(submitted, tmp_path_factory) -> Path:
+    """The submission with a 2 GB zero-filled trajectory added: a few MB on disk."""
+    _, archive = submitted
+    target = tmp_path_factory.mktemp("bomb") / "bomb.tar.gz"
+    with tarfile.open(target, "w:gz", compresslevel=1) as tar:
+        for name, data in members(archive).items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+        member = tarfile.TarInfo("trajectories/huge.jsonl")
+        member.size = 2 * 10**9
+        tar.addfile(member, io.BufferedReader(_Zeros(member.size), 1 << 20))
+    return target
+
+
+def peak_rss_mb(*args: str) -> tuple[float, "subprocess.CompletedProcess"]:
+    """The peak RSS of `lifebench ARGS` (a fresh parent whose only child it is)."""
+    import subprocess
+    import sys
+
+    probe = ("import resource, subprocess, sys\n"
+             "p = subprocess.run([sys.executable, '-m', 'lifebench.cli', *sys.argv[1:]], "
+             "capture_output=True, text=True)\n"
+             "sys.stderr.write(p.stderr)\n"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             "sys.exit(p.returncode)")
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True,
+                          timeout=300)
+    return int(proc.stdout.split()[-1]) / 1024, proc
+
+
+def test_an_archive_bomb_is_refused_in_one_line_with_bounded_memory(submitted, bomb, tmp_path):
+    _, archive = submitted
+    assert bomb.stat().st_size < 20 * 2**20
+    small_mb, small = peak_rss_mb("leaderboard", str(archive))
+    assert small.returncode == 0, small.stderr
+    bomb_mb, refused = peak_rss_mb("leaderboard", str(bomb))
+    one_line_error(refused, "is not a lifebench submission",
+                   "member 'trajectories/huge.jsonl' unpacks to 2,000,000,000 bytes")
+    assert bomb_mb <= small_mb + 50, (bomb_mb, small_mb)
+
+
+def test_a_refused_archive_leaves_nothing_and_duplicates_are_refused(submitted, bomb, tmp_path):
+    from lifebench.api import UserError
+    from lifebench.store.submission import open_submission
+
+    _, archive = submitted
+    with pytest.raises(UserError, match="unpacks to"):
+        open_submission(bomb, tmp_path / "into" / "results")
+    assert list((tmp_path / "into").iterdir()) == []  # no folder, no partial one
+    twice = tmp_path / "twice.tar.gz"
+    with tarfile.open(twice, "w:gz") as tar:
+        for name, data in [*members(archive).items(), ("episodes.jsonl", b"{}\n")]:
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+    with pytest.raises(UserError, match="member 'episodes.jsonl' appears twice"):
+        open_submission(twice, tmp_path / "into" / "again")
+    assert list((tmp_path / "into").iterdir()) == []
+    # an intact archive unpacks as before
+    unpacked = open_submission(archive, tmp_path / "into" / "ok")
+    assert (unpacked / "episodes.jsonl").is_file() and [p.name for p in (tmp_path / "into").iterdir()] == ["ok"]
