@@ -11,9 +11,10 @@ no new processes, no files written, few descriptors). It starts with an empty en
 Inside, the code runs with `exec` in a namespace that holds only the agent (whose action
 methods send the action to the parent and block until its observation comes back), the
 helpers the parent defines, a few safe built-ins and a cut-down `re`. Before anything runs,
-`check_code` refuses what a plan never needs and an escape would: imports, names such as
-`open`, `eval` or `__import__`, dunder names, classes, and any attribute outside an allow
-list (the public methods of str, list, dict, set, tuple, numbers, regex matches, and the
+`check_code` allows only the syntax a plan needs (an allow list of node types: no `match`,
+whose patterns read attributes without an attribute node, no `with`, `yield`, classes,
+imports or async), and refuses names such as `open`, `eval` or `__import__`, dunder names
+(in strings too), and any attribute outside an allow list (the public methods of str, list, dict, set, tuple, numbers, regex matches, and the
 agent's own), so `().__class__.__subclasses__()` or a generator's frame are out of reach.
 
 Protocol: one JSON object per line. Parent -> child: {"type": "init", "actions": [...],
@@ -56,6 +57,23 @@ FORBIDDEN_NODES: dict[type, str] = {
     ast.AsyncWith: "async code is not allowed",
     ast.Await: "async code is not allowed",
 }
+# The syntax a plan may use: everything else (match statements, whose class and mapping
+# patterns read attributes without an attribute node; `with`; generators' `yield`; classes;
+# imports; async) is refused by name.
+ALLOWED_NODES = frozenset({
+    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.While, ast.If,
+    ast.Break, ast.Continue, ast.Pass, ast.Return, ast.FunctionDef, ast.Lambda, ast.arguments,
+    ast.arg, ast.keyword, ast.Try, ast.ExceptHandler, ast.Raise, ast.Assert, ast.Delete,
+    ast.Global, ast.Nonlocal, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.IfExp,
+    ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Starred, ast.List,
+    ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.comprehension, ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.NamedExpr,
+    ast.Load, ast.Store, ast.Del, ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.Div,
+    ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd,
+    ast.MatMult, ast.Invert, ast.Not, ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt, ast.LtE,
+    ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn,
+})
+_DUNDER = re.compile(r"__\w+__")
 # Attribute names that would reach beyond the namespace even without an underscore.
 _UNSAFE_ATTRIBUTES = frozenset({"format", "format_map", "mro"})
 
@@ -117,6 +135,11 @@ def check_code(code: str, allowed: Optional[frozenset] = None) -> list[str]:
         reason = FORBIDDEN_NODES.get(type(node))
         if reason:
             problems.append(f"line {line}: {reason}")
+        elif type(node) not in ALLOWED_NODES:
+            problems.append(f"line {line}: `{type(node).__name__}` is not allowed in a plan")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and _DUNDER.search(node.value):
+            problems.append(f"line {line}: a dunder name in a string is not allowed")
         elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id.startswith("__")):
             problems.append(f"line {line}: `{node.id}` is not available in the sandbox")
         elif isinstance(node, ast.Attribute) and node.attr == "format" and _plain_template(node.value):

@@ -55,6 +55,14 @@ MALICIOUS = [
     "globals()['__builtins__']",
     "class Escape:\n    pass",
     "try:\n    agent.look()\nexcept:\n    pass",
+    # class and mapping patterns capture attributes without an attribute node
+    "match '':\n    case str(__class__=t, __doc__=d):\n        print(t, d)",
+    "match agent:\n    case object(look=f):\n        print(f)",
+    "match {'a': 1}:\n    case {'a': v, **rest}:\n        print(rest)",
+    "name = '__class__'",                      # a dunder for a getattr-like path
+    "with agent as a:\n    pass",
+    "def gen():\n    yield 1",
+    "try:\n    1 / 0\nexcept* ZeroDivisionError:\n    pass",
 ]
 
 
