@@ -346,6 +346,9 @@ class StreamContext:
     # Another benchmark by name (a method trained on one benchmark and tested on another,
     # e.g. InstructRAG's ALFWorld -> ScienceWorld transfer); raises UserError for unknown names.
     benchmark_named: Optional[Callable[[str], "Benchmark"]] = None
+    # The run lets model-written code run where the OS cannot confine it (rlimits only):
+    # `--allow-unconfined-code`, recorded in the manifest.
+    allow_unconfined_code: bool = False
 
 
 _VERSION_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,31}")

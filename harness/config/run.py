@@ -229,6 +229,10 @@ class RunConfig:
                               help="wall-clock seconds per episode")
     retries: int = option(2, minimum=0, help="retries of an episode after an infrastructure "
                                              "failure")
+    allow_unconfined_code: bool = option(
+        False, help="let methods that run model-written code run it where the operating system "
+                    "cannot confine it (rlimits only); recorded in the manifest",
+        show_default=False)
     run_id: Optional[str] = option(None, parse=parse_run_id, help="run id recorded in every "
                                    "record (default: a hash of what determines the records)")
     contexts: tuple[str, ...] = option(

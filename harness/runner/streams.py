@@ -75,6 +75,7 @@ class StreamSpec:
     context_config_hash: str = ""
     context_build: Optional[ContextBuild] = None
     method_version: str = "1"  # the method's `version`, part of every record's key
+    allow_unconfined_code: bool = False  # --allow-unconfined-code
 
     @property
     def stream_id(self) -> str:
@@ -183,6 +184,7 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                     method_config=method_config,
                                     method_config_hash=method_config_hash(m, method_config),
                                     method_version=cls.version,
+                                    allow_unconfined_code=config.allow_unconfined_code,
                                     model=config.model if needs.llm else None, seed=seed,
                                     budget=budget, trials=config.trials, instance_ids=ids,
                                     timeout_s=config.timeout_s, retries=config.retries,

@@ -142,7 +142,8 @@ class _MethodHolder:
         method.setup(StreamContext(benchmark=self.benchmark, split=self.stream.split,
                                    seed=self.stream.seed, budget=self.stream.budget,
                                    model=self.stream.model, llm=self.llm,
-                                   teacher=self.teacher, benchmark_named=registry.get_benchmark))
+                                   teacher=self.teacher, benchmark_named=registry.get_benchmark,
+                                   allow_unconfined_code=self.stream.allow_unconfined_code))
         if saved is not None:
             method.load_state(saved["state"])
         elif self.cls.needs.support:
@@ -190,6 +191,8 @@ class _UnitPlayer:
         start fails the next episode)."""
         try:
             self.method, self.setup_error = self.holder.build(self.saved), None
+        except UserError:
+            raise  # the run cannot go on as asked (a refusal in setup): one line, exit 2
         except Exception as exc:
             self.method, self.setup_error = None, f"{type(exc).__name__} in method setup: {exc}"
 

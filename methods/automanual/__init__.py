@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EndEpisode, EpisodeOutcome, EpisodeTools, Instance, Method,
-                           MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo)
+                           MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
+                           UserError)
 from lifebench.embeddings import DEFAULT_MODEL
 
 from lifebench.methods.automanual.api import API_CHOICES, api_for
 from lifebench.methods.automanual.building import (PLANNER, BuildingPhase, BuildSettings,
                                                    planner_system, skill_block, skill_helpers)
 from lifebench.methods.automanual.rules import RuleSystem, Skill, SkillBank
-from lifebench.methods.automanual import scripted
+from lifebench.methods.automanual import confine, scripted
 from lifebench.methods.automanual.sandbox import SandboxLimits
 from lifebench.methods.automanual.trial import PlanTrial, TrialOver
 
@@ -100,6 +101,12 @@ class AutoManualMethod(Method):
 
     def setup(self, ctx: StreamContext) -> None:
         super().setup(ctx)
+        confinement = confine.probe()
+        if not confinement.available and not ctx.allow_unconfined_code:
+            raise UserError(f"automanual runs code the model writes, and this machine cannot "
+                            f"confine it ({confinement.description}); give "
+                            f"--allow-unconfined-code to run it under rlimits only")
+        confine.say_once(confinement if confinement.available else None)
         config = self.config
         self.params = RoleParams(temperature=config.temperature, max_tokens=config.max_tokens,
                                  seed=config.llm_seed)

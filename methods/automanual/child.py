@@ -396,6 +396,14 @@ class _Child:
                                    "printed": "", "stopped": None})
 
 
+class _Sink:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 def main() -> None:
     import os
 
@@ -403,10 +411,12 @@ def main() -> None:
     _limit(limits)
     writer = os.fdopen(os.dup(1), "wb")
     reader = sys.stdin.buffer
-    # Nothing the plan does can write to the protocol's stream.
-    devnull = open(os.devnull, "w")
-    sys.stdout = devnull
-    sys.stderr = devnull
+    # Nothing the plan does can write to the protocol's stream (and a confined child has no
+    # /dev/null: a sink in memory).
+    sys.stdout = sys.stderr = _Sink()
+    harden = globals().get("harden")  # prepended by the parent (harden.py)
+    if harden is not None:
+        harden()
     sys.setrecursionlimit(int(limits.get("recursion", 200)))
     _Child(_Channel(reader, writer)).serve()
 

@@ -22,13 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from lifebench.methods.automanual import confine
 from lifebench.methods.automanual.child import allowed_attributes, check_code
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
+HARDEN_SOURCE = Path(__file__).with_name("harden.py")
 # The longest message the child may send (its errors and prints are cut far below this):
 # a longer one is a misbehaving child, stopped.
 MAX_MESSAGE_BYTES = 1 << 20
 MAX_FEEDBACK_CHARS = 4_000  # of an error or a print reaching a prompt
+
+
+def child_source() -> str:
+    """child.py's source with harden.py's inside it (after its `__future__` import, which
+    must come first): the child confines itself as it starts (`child.main`)."""
+    future = "from __future__ import annotations\n"
+    return CHILD_SOURCE.read_text().replace(future, future + HARDEN_SOURCE.read_text() + "\n", 1)
 
 
 class _Oversized(Exception):
@@ -108,10 +117,15 @@ class CodeProcess:
 
     # -- the process
     def _start(self) -> None:
-        source = CHILD_SOURCE.read_text()
+        source = child_source()
         limits = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s})
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", source, limits],
+        confined = confine.probe().available
+        start = confine.popen if confined else subprocess.Popen
+        # confined, the interpreter is reached by its real path (its installation is the
+        # only folder in the child's view)
+        python = os.path.realpath(sys.executable) if confined else sys.executable
+        self.proc = start(
+            [python, "-I", "-S", "-c", source, limits],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True)
         self._finalizer = weakref.finalize(self, _kill, self.proc)

@@ -178,6 +178,72 @@ def test_the_sandbox_output_reaching_a_prompt_is_capped():
         process.close()
 
 
+ESCAPED_PLAN = """
+import os, socket
+for what, attempt in [
+        ("read", lambda: open("/etc/hostname").read()),
+        ("read", lambda: open("SECRET").read()),
+        ("write", lambda: open("/tmp/escaped", "w").write("x")),
+        ("write", lambda: open("/work/escaped", "w").write("x")),
+        ("connect", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=2)),
+        ("fork", lambda: os.fork()),
+        ("exec", lambda: os.execv("/bin/sh", ["sh"]))]:
+    try:
+        attempt()
+        print(what, "ESCAPED")
+    except OSError as exc:
+        print(what, "failed", exc.errno)
+print(harden_in_force)
+"""
+
+
+def test_a_plan_past_the_checks_still_reaches_no_file_and_no_network(tmp_path):
+    """Python that no check looked at, run as the sandbox's child is: in the namespaces, the
+    read-only view of the interpreter, as nobody, hardened. Every escape attempt fails."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from lifebench.methods.automanual import confine
+    from lifebench.methods.automanual.sandbox import HARDEN_SOURCE
+
+    confinement = confine.probe()
+    if not confinement.available:
+        pytest.skip(confinement.description)
+    listener = socket.create_server(("127.0.0.1", 0))  # a port that would accept
+    try:
+        secret = tmp_path / "secret.txt"  # a file outside the view, readable by anyone
+        secret.write_text("the parent's file")
+        secret.chmod(0o644)
+        source = (HARDEN_SOURCE.read_text() + "\nharden_in_force = harden()\n"
+                  + ESCAPED_PLAN.replace("PORT", str(listener.getsockname()[1]))
+                  .replace("SECRET", str(secret)))
+        proc = confine.popen([os.path.realpath(sys.executable), "-I", "-S", "-c", source],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}, close_fds=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        listener.close()
+    lines = out.decode().splitlines()
+    assert proc.returncode == 0, err.decode()
+    assert len(lines) == 8 and not any("ESCAPED" in line for line in lines), lines
+    assert lines[-1] == "['not dumpable', 'no new privileges', 'seccomp']"
+    assert not Path("/tmp/escaped").exists()
+
+
+def test_without_confinement_automanual_refuses_unless_allowed(monkeypatch):
+    from lifebench.api import UserError
+    from lifebench.methods.automanual import confine
+
+    # a platform without namespaces (not this one): what the probe would say there
+    monkeypatch.setattr(confine, "probe", lambda: confine.Confinement(False, "no OS confinement: unshare: EPERM"))
+    context = dict(benchmark=get_benchmark("plancraft", None), split="val.small", seed=0,
+                   budget=None, model="m")
+    with pytest.raises(UserError, match="give --allow-unconfined-code"):
+        AutoManualMethod(AutoManualConfig()).setup(StreamContext(**context))
+    AutoManualMethod(AutoManualConfig()).setup(StreamContext(**context, allow_unconfined_code=True))
+
+
 # -- the rule system, without an LLM
 
 def test_builder_operations_write_update_delete_and_renumber():
