@@ -93,3 +93,36 @@ def markdown_table(text: str, title: str) -> list[dict[str, str]]:
     lines = [line for line in blocks[blocks.index(title) + 1].splitlines() if line.startswith("|")]
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
     return [dict(zip(cells[0], row)) for row in cells[2:]]
+
+
+def one_line_error(result: CLIResult, *fragments: str, code: int = 2) -> str:
+    """The single stderr line of a refused command (exit `code`), holding every fragment."""
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def archive_members(archive: Path) -> dict[str, bytes]:
+    """The regular files of a .tar.gz, by name."""
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+@pytest.fixture(scope="session")
+def submitted(tmp_path_factory) -> tuple[Path, Path]:
+    """A small real run (random on Plancraft val.small, 2 instances) and its submission."""
+    root = tmp_path_factory.mktemp("submission")
+    out, archive = root / "run", root / "random.tar.gz"
+    result = run_cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small",
+                     "--method", "random", "--limit", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    exported = run_cli("export", "--submission", str(archive), str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert "2 episodes of random" in exported.stdout
+    return out, archive
+

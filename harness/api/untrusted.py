@@ -47,6 +47,11 @@ def parse_json(text: str | bytes, max_chars: int = MAX_CHARS) -> Any:
     Unreadable): brackets inside strings, a model's text in a completion, do not count."""
     if len(text) > max_chars:
         raise Unreadable(f"{len(text):,} characters, over the limit of {max_chars:,}")
+    if isinstance(text, bytes):  # json would guess UTF-16 or -32 from garbage's first bytes
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except (RecursionError, MemoryError) as exc:

@@ -226,7 +226,7 @@ def _header_text(value: str) -> str:
 def _error_message(body: bytes) -> str:
     """The first line of an OpenAI-style error body's message (at most 200 characters)."""
     try:
-        error = json.loads(body).get("error")
+        error = parse_json(body).get("error")
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
         message = None

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from lifebench.api.errors import UserError
+from lifebench.api.untrusted import parse_json
 
 
 def load_prices(path: str) -> dict[str, tuple[float, float]]:
     """A price table file: {"model": [input, output]} in USD per million tokens."""
     try:
-        table = json.loads(Path(path).read_text())
+        table = parse_json(Path(path).read_bytes())
         return {str(m): (float(p[0]), float(p[1])) for m, p in table.items()}
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
         raise UserError(f"--prices {path}: expected a JSON file like "

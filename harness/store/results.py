@@ -24,12 +24,14 @@ import errno
 import fcntl
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord, EpisodeTrajectory, RunManifest
+from lifebench.api.untrusted import Unreadable, parse_json
 from lifebench.store.contexts import ContextStore
 from lifebench.store.files import ResultsWriteError, atomic_write
 from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_records_file
@@ -38,6 +40,23 @@ PARTIAL_SUFFIX = ".torn"
 MANIFEST_FILE = "manifest.json"
 TRAJECTORIES_DIR = "trajectories"
 SYNC_EVERY_S = 0.05
+# Files this package wrote, read back: bounded for memory's sake, far above what any run
+# writes (a manifest entry is a few kB; InstructRAG's state ~100 MB on ScienceWorld).
+MAX_MANIFEST_CHARS = 64 * 2**20
+MAX_STATE_CHARS = 2 * 2**30
+
+
+def read_manifest_runs(directory: Path) -> list[dict[str, Any]]:
+    """The entries of `directory/manifest.json` ([] when there is none). A file that is not
+    a manifest (corrupt, hand-edited, hostile) is Unreadable, a ValueError naming why."""
+    path = directory / MANIFEST_FILE
+    if not path.exists():
+        return []
+    runs = parse_json(path.read_bytes(), MAX_MANIFEST_CHARS)
+    runs = runs.get("runs", []) if isinstance(runs, dict) else None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise Unreadable("its `runs` is not a list of entries")
+    return runs
 
 
 class ResultsStore:
@@ -184,7 +203,7 @@ class ResultsStore:
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text())
+            return parse_json(path.read_bytes(), MAX_STATE_CHARS)
         except ValueError:
             raise UserError(f"saved method state {path} is corrupt; delete "
                             f"{path.parent} and the stream's records to rerun it") from None
@@ -219,17 +238,14 @@ class ResultsStore:
 
     # ------------------------------------------------------------ manifest
     def _manifest_runs(self) -> list[dict[str, Any]]:
-        path = self.out / MANIFEST_FILE
-        if not path.exists():
-            return []
         try:
-            runs = json.loads(path.read_text()).get("runs", [])
-            if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-                raise ValueError("runs is not a list of entries")
-            return runs
-        except (ValueError, AttributeError):
+            return read_manifest_runs(self.out)
+        except ValueError as exc:
             # keep the unreadable file for inspection; start a new list beside it
+            path = self.out / MANIFEST_FILE
             os.replace(path, path.with_name(MANIFEST_FILE + ".corrupt"))
+            print(f"note: {path} is unreadable ({exc}): kept as {MANIFEST_FILE}.corrupt, "
+                  f"and a new manifest starts beside it", file=sys.stderr)
             return []
 
     def last_manifest(self) -> Optional[RunManifest]:

@@ -35,8 +35,8 @@ import lifebench
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
 from lifebench.store.contexts import CONTEXTS_DIR, CONTEXTS_FILE
-from lifebench.store.records_file import EPISODES_FILE
-from lifebench.store.results import MANIFEST_FILE, TRAJECTORIES_DIR
+from lifebench.store.records_file import EPISODES_FILE, read_directory
+from lifebench.store.results import MANIFEST_FILE, TRAJECTORIES_DIR, read_manifest_runs
 
 FORMAT = "lifebench-submission"
 VERSION = 1
@@ -69,7 +69,11 @@ def _unique(values: list[Any]) -> list[Any]:
 
 def describe(directory: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     """submission.json's content but the digests: runs, methods' configs, plugins' versions."""
-    runs = json.loads((directory / MANIFEST_FILE).read_text()).get("runs", [])
+    try:
+        runs = read_manifest_runs(directory)
+    except ValueError as exc:
+        raise UserError(f"{directory / MANIFEST_FILE} is unreadable ({exc}); restore it to export "
+                        f"this directory (its records are intact)") from None
     plugins: dict[str, Any] = {}
     for run in runs:  # the last run's version of a package wins (it made the newest records)
         plugins.update({k: v for k, v in (run.get("packages") or {}).items()})
@@ -97,8 +101,7 @@ def write_submission(directory: str | Path, out: str | Path) -> dict[str, Any]:
         if not (directory / required).is_file():
             raise UserError(f"{directory} has no {required}: give a results directory "
                             f"(`lifebench run ... --out DIR`)")
-    records = [json.loads(line) for line in (directory / EPISODES_FILE).read_text().splitlines()
-               if line.strip()]
+    records = [record.to_dict() for record in read_directory(directory)]
     if not records:
         raise UserError(f"{directory} holds no episode records; nothing to submit")
     info = describe(directory, records)
@@ -157,6 +160,7 @@ def open_submission(path: str | Path, into: str | Path) -> Path:
         return UserError(f"{path} is not a lifebench submission: {why} (make one with "
                          f"`lifebench export --submission OUT.tar.gz DIR`)")
 
+    made_parent = not into.parent.exists()
     into.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{into.name}.partial-", dir=into.parent))
     try:
@@ -174,6 +178,8 @@ def open_submission(path: str | Path, into: str | Path) -> Path:
         partial.rename(into)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
+        if made_parent:
+            shutil.rmtree(into.parent, ignore_errors=True)  # it held only the partial folder
         raise
     return into
 

@@ -18,7 +18,8 @@ from lifebench.api.budget import Budget
 from lifebench.api.records import EpisodeRecord
 from lifebench.leaderboard.grouping import budget_label, method_label
 from lifebench.runner.streams import StreamSpec
-from lifebench.store.results import TRAJECTORIES_DIR
+from lifebench.api.untrusted import parse_json
+from lifebench.store.results import MAX_STATE_CHARS, TRAJECTORIES_DIR
 
 CODED = ("benchmark", "split", "method", "model", "budget", "status", "family", "instance")
 NUMBERS = ("seed", "trial", "episode_index", "attempt", "success", "score", "steps", "tokens",
@@ -131,7 +132,7 @@ def read_trajectories(path: Path) -> dict[int, list[dict[str, Any]]]:
         return {}
     for line in lines:
         try:
-            entry = json.loads(line)
+            entry = parse_json(line, MAX_STATE_CHARS)
             key = (entry["trial"], entry.get("attempt", 0))
             by_episode[int(entry["episode_index"])][key] = entry
         except (ValueError, KeyError, TypeError):

@@ -4,7 +4,7 @@ recorded (those a retry resolved too) and the run manifests."""
 
 from __future__ import annotations
 
-import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.store.records_file import deduplicate, read_directory
-from lifebench.store.results import MANIFEST_FILE
+from lifebench.store.results import MANIFEST_FILE, read_manifest_runs
 
 
 @dataclass
@@ -29,13 +29,14 @@ class SiteInputs:
 
 def read_manifests(directory: Path) -> list[dict[str, Any]]:
     """The entries of a results directory's manifest.json (none when it is missing or
-    unreadable: the records are still shown)."""
-    path = directory / MANIFEST_FILE
+    unreadable, said in one line: the records are still shown)."""
     try:
-        runs = json.loads(path.read_text()).get("runs", [])
-    except (OSError, ValueError, AttributeError):
+        return read_manifest_runs(directory)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else exc
+        print(f"note: {directory / MANIFEST_FILE} is unreadable ({reason}): the runs' "
+              f"settings are left out of the site", file=sys.stderr)
         return []
-    return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
 
 
 def load_inputs(directories: list[str | Path]) -> SiteInputs:

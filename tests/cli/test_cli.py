@@ -5,17 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, key_of, read_records, without_timings
+from conftest import ROOT, key_of, one_line_error, read_records, without_timings
 
 RUN = ["run", "--no-progress"]
-
-
-def one_line_error(result, *fragments):
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_list(cli):

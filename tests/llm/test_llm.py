@@ -102,31 +102,6 @@ def test_cache_modes(llm_server, tmp_path, monkeypatch):
     assert CANARY.encode() not in path.read_bytes()
 
 
-def test_unreadable_cache_rows_are_misses_said_once_and_counted(llm_server, tmp_path, capsys):
-    import sqlite3
-
-    srv = llm_server()  # echoes the prompt
-    path = tmp_path / "cache.sqlite"
-    cache = ResponseCache(path, "rw")
-    client = client_for(srv, cache)
-    for text in ("one", "two", "three"):
-        client.chat(hello(text))
-    cache.flush()
-    with sqlite3.connect(path) as conn:  # damage the file as a crash or a hand edit would
-        keys = [k for (k,) in conn.execute("SELECT key FROM responses ORDER BY created")]
-        conn.execute("UPDATE responses SET response = 'not json' WHERE key = ?", (keys[0],))
-        conn.execute("UPDATE responses SET response = '{\"choices\": [1]}' WHERE key = ?", (keys[1],))
-        conn.execute("INSERT INTO responses (key, model, created, response) VALUES (NULL, 'm', 0, 'x')")
-    fresh = client_for(srv, ResponseCache(path, "rw"))
-    before = srv.stats()["requests"]
-    assert [fresh.chat(hello(t)).text for t in ("one", "two", "three")] == ["one", "two", "three"]
-    assert srv.stats()["requests"] == before + 2, "the two unreadable rows are asked again"
-    assert fresh.chat(hello("three")).cached
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "unreadable" in line]
-    assert len(warnings) == 1 and str(path) in warnings[0]
-    assert ResponseCache(path).stats()["unreadable"] == 3  # two bad responses, one NULL key
-
-
 def test_a_completion_of_the_wrong_shape_is_a_malformed_answer(llm_server):
     for body in ({"choices": [1]}, {"choices": [{"message": {"content": 7}}]},
                  {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}}):

@@ -14,19 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CANARY, ROOT, key_of, plugin_env, read_records
+from conftest import CANARY, ROOT, key_of, one_line_error, plugin_env, read_records
 from lifebench.testing.processes import alive, child_pids, interrupt, running
 
 BASE = ["run", "--no-progress", "--benchmark", "plancraft", "--split", "val.small"]
-
-
-def one_line_error(result, *fragments, code: int = 2) -> str:
-    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def every_key_once(out: Path) -> list[dict]:

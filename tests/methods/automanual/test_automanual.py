@@ -37,35 +37,6 @@ FORMULATOR = r"You turn an agent's rules into a manual"
 SUMMARY = r"The task is finished: it took"
 REFLECTION = r"The task failed:"
 
-MALICIOUS = [
-    "import os\nos.system('echo pwned')",
-    "from subprocess import run",
-    "data = open('/etc/passwd').read()",
-    "os = __import__('os')",
-    "eval('1 + 1')",
-    "exec('x = 1')",
-    "().__class__.__bases__[0].__subclasses__()",
-    "getattr(agent, '_channel')",
-    "'{0.__class__.__mro__}'.format(agent)",
-    "'{0[0]}'.format(agent.look)",
-    "'{:{0.__class__}}'.format(1)",
-    "template = '{0.__class__}'\ntemplate.format(1)",
-    "g = (x for x in [1])\nframe = g.gi_frame",
-    "agent.look.__globals__",
-    "globals()['__builtins__']",
-    "class Escape:\n    pass",
-    "try:\n    agent.look()\nexcept:\n    pass",
-    # class and mapping patterns capture attributes without an attribute node
-    "match '':\n    case str(__class__=t, __doc__=d):\n        print(t, d)",
-    "match agent:\n    case object(look=f):\n        print(f)",
-    "match {'a': 1}:\n    case {'a': v, **rest}:\n        print(rest)",
-    "name = '__class__'",                      # a dunder for a getattr-like path
-    "with agent as a:\n    pass",
-    "def gen():\n    yield 1",
-    "try:\n    1 / 0\nexcept* ZeroDivisionError:\n    pass",
-]
-
-
 def automanual(cli, srv, out, *args):
     return cli("run", "--no-progress", "--method", "automanual", "--model", "m", "--base-url",
                srv.url, "--cache", "off", "--workers", "0", "--out", str(out), *args, timeout=600)
@@ -96,18 +67,6 @@ def client(srv) -> LLMClient:
 
 
 # -- the sandbox, without an LLM
-
-@pytest.mark.parametrize("code", MALICIOUS)
-def test_malicious_code_is_refused_before_it_runs(code):
-    assert check_code(code), code
-    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=5))
-    try:
-        ended = process.run(code)
-        assert isinstance(ended, RunEnded) and ended.error.startswith("Refused: ")
-        assert process.proc is None  # the parent refused it: no process was even started
-    finally:
-        process.close()
-
 
 def test_plain_planner_code_passes_the_checker():
     code = ("def visit(places):\n    seen = {}\n    for p in places:\n"
@@ -161,74 +120,6 @@ def test_the_sandbox_caps_time_memory_and_keeps_the_namespace():
     finally:
         process.close()
     assert process.proc is None
-
-
-def test_the_sandbox_output_reaching_a_prompt_is_capped():
-    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=10))
-    try:  # an 8 MB error text and a print flood: each cut with a marker, read in linear time
-        started = time.monotonic()
-        assert process.run("raise ValueError('x' * 8_000_000)") is None
-        ended = process.next_event()
-        assert ended.error.startswith("ValueError: xxx") and "more characters" in ended.error
-        assert len(ended.error) < 4_200 and time.monotonic() - started < 10
-        assert process.run("for i in range(100000):\n    print('y' * 100)") is None
-        ended = process.next_event()
-        assert len(ended.printed) < 4_200 and "more characters" in ended.printed
-    finally:
-        process.close()
-
-
-ESCAPED_PLAN = """
-import os, socket
-for what, attempt in [
-        ("read", lambda: open("/etc/hostname").read()),
-        ("read", lambda: open("SECRET").read()),
-        ("write", lambda: open("/tmp/escaped", "w").write("x")),
-        ("write", lambda: open("/work/escaped", "w").write("x")),
-        ("connect", lambda: socket.create_connection(("127.0.0.1", PORT), timeout=2)),
-        ("fork", lambda: os.fork()),
-        ("exec", lambda: os.execv("/bin/sh", ["sh"]))]:
-    try:
-        attempt()
-        print(what, "ESCAPED")
-    except OSError as exc:
-        print(what, "failed", exc.errno)
-print(harden_in_force)
-"""
-
-
-def test_a_plan_past_the_checks_still_reaches_no_file_and_no_network(tmp_path):
-    """Python that no check looked at, run as the sandbox's child is: in the namespaces, the
-    read-only view of the interpreter, as nobody, hardened. Every escape attempt fails."""
-    import os
-    import socket
-    import subprocess
-    import sys
-
-    from lifebench.methods.automanual import confine
-    from lifebench.methods.automanual.sandbox import HARDEN_SOURCE
-
-    confinement = confine.probe()
-    if not confinement.available:
-        pytest.skip(confinement.description)
-    listener = socket.create_server(("127.0.0.1", 0))  # a port that would accept
-    try:
-        secret = tmp_path / "secret.txt"  # a file outside the view, readable by anyone
-        secret.write_text("the parent's file")
-        secret.chmod(0o644)
-        source = (HARDEN_SOURCE.read_text() + "\nharden_in_force = harden()\n"
-                  + ESCAPED_PLAN.replace("PORT", str(listener.getsockname()[1]))
-                  .replace("SECRET", str(secret)))
-        proc = confine.popen([os.path.realpath(sys.executable), "-I", "-S", "-c", source],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}, close_fds=True)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        listener.close()
-    lines = out.decode().splitlines()
-    assert proc.returncode == 0, err.decode()
-    assert len(lines) == 8 and not any("ESCAPED" in line for line in lines), lines
-    assert lines[-1] == "['not dumpable', 'no new privileges', 'seccomp']"
-    assert not Path("/tmp/escaped").exists()
 
 
 def test_without_confinement_automanual_refuses_unless_allowed(monkeypatch):

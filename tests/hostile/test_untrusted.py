@@ -38,3 +38,7 @@ def test_bounds_and_ordinary_text():
     # an unparseable reply is a ValueError, as json's own errors are
     with pytest.raises(ValueError):
         parse_json("{not json")
+    # bytes that are not UTF-8 say so (json would guess UTF-16 or -32 from the first bytes)
+    with pytest.raises(Unreadable, match=r"not UTF-8 text \(byte 2\)"):
+        parse_json(b"\x00\x00\xff\xfe garbage")
+    assert parse_json('{"a": "é"}'.encode()) == {"a": "é"}
