@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Optional
 
-from lifebench.api.records import EpisodeRecord
+from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.reporting import Metric, Table, aggregate_trials
 from lifebench.api.stats import bounded_interval, clustered_interval, t_interval
 from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
 from lifebench.leaderboard.plugins import metric_applies, metrics, score_range, trial_aggregation
+from lifebench.llm.truncation import CutCalls
 
 COLUMNS = ("split", "method", "model", "budget", "trials", "episodes", "success", "95% CI",
            "mean score", "score 95% CI", "clusters", "mean steps")
@@ -161,7 +162,7 @@ def benchmark_grids(records: list[EpisodeRecord], trials: Optional[str] = None
         columns = (["config"] if any(c.benchmark_config_hash for c in cells) else []) + list(COLUMNS)
         headers = columns + [m.header for m in shown] + ["failed"]
         table = Table.of(benchmark, headers, _rows(cells, trials, columns, shown),
-                         notes=_pooling_notes(cells))
+                         notes=_pooling_notes(cells) + server_notes(cells))
         tables.append((table, cells))
     return tables
 
@@ -171,6 +172,25 @@ def _episodes(cell: Cell) -> dict[int, frozenset[str]]:
     for r in cell.results:
         by_seed[r.seed].add(r.instance_id)
     return {seed: frozenset(ids) for seed, ids in by_seed.items()}
+
+
+def server_notes(cells: list[Cell]) -> list[str]:
+    """What the model's server did to a row's episodes that its numbers hide: replies cut at
+    their token cap, and episodes ended at the model's context window (results, counted as
+    failures, shown here apart)."""
+    notes = []
+    for cell in cells:
+        where = f"{cell.split} {cell.method}" + (f" ({cell.model})" if cell.model else "")
+        overflowed = sum(r.status is Status.CONTEXT_OVERFLOW for r in cell.results)
+        if overflowed:
+            notes.append(f"{where}: {overflowed} of {len(cell.results)} episodes ended at the "
+                         f"model's context window (context_overflow), counted as failures")
+        cut = CutCalls()
+        for record in cell.results:
+            cut.add(record.llm_call_tokens)
+        if cut.note():
+            notes.append(f"{where}: {cut.note()}")
+    return notes
 
 
 def _pooling_notes(cells: list[Cell]) -> list[str]:

@@ -12,8 +12,11 @@ from lifebench.api.budget import DEFAULT_BUDGET, Budget
 from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, ContextSchema,
                                    ContextTools, ExplorationBudgetExhausted, ExplorationEnv,
                                    InstanceContext, InstanceFacts, coverage, normalise_name)
-from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError, unknown_name
+from lifebench.api.errors import (ContextOverflow, EndEpisode, EnvError, LLMError, UserError,
+                                  unknown_name)
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
+from lifebench.api.prompt import (Prompt, PromptPart, filled, fixed, history, mark_groups,
+                                  mark_history)
 from lifebench.api.protocols import (CURRICULUM_SUFFIX, FEW_SHOT_QUERY_SUFFIX,
                                      FEW_SHOT_SUPPORT_SUFFIX, Benchmark, Env, EpisodeTools,
                                      Method, MethodNeeds, NoConfig, OraclePolicy, StreamContext,
@@ -44,9 +47,10 @@ __all__ = [
     # budgets
     "Budget", "DEFAULT_BUDGET",
     # errors
-    "EndEpisode", "EnvError", "LLMError", "UserError", "unknown_name",
-    # the LLM, as methods see it
+    "ContextOverflow", "EndEpisode", "EnvError", "LLMError", "UserError", "unknown_name",
+    # the LLM, as methods see it; their prompts' history, for the context window
     "ChatModel", "LLMReply", "RoleParams", "ToolCall", "tag_calls",
+    "Prompt", "PromptPart", "filled", "fixed", "history", "mark_groups", "mark_history",
     # instance contexts
     "ACTION_RULES_SCHEMA", "ContextProvider", "ContextSchema", "ContextTools",
     "ExplorationBudgetExhausted", "ExplorationEnv", "InstanceContext", "InstanceFacts",

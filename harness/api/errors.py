@@ -4,7 +4,9 @@
 prints its one-line message and exits 2. The message says what to do.
 
 `EnvError`, `LLMError`: infrastructure failures raised inside an episode. The runner
-records them with status `env_error` / `llm_error` and retries the episode.
+records them with status `env_error` / `llm_error` and retries the episode. `ContextOverflow`
+(an LLMError) is not: a prompt over the model's window ends the episode as the method's
+failure, status `context_overflow`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ class EnvError(Exception):
 
 class LLMError(Exception):
     """The LLM endpoint failed after the client's own retries. Retried by the runner."""
+
+
+class ContextOverflow(LLMError):
+    """The endpoint refused a prompt longer than the model's context window. Not retried:
+    the same prompt would be refused again. The episode ends there with status
+    `context_overflow`, the method's failure (as an episode too long for the model is)."""
 
 
 class EndEpisode(Exception):

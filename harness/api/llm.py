@@ -30,11 +30,17 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class LLMReply:
+    """A completion: `text` is the answer alone; a reasoning model's reasoning (its own
+    field, or `<think>` tags in the content) is in `reasoning`, never in `text`.
+    `finish_reason` is the server's: "length" when the reply was cut at `max_tokens`."""
+
     text: str
     tool_calls: tuple[ToolCall, ...]
     tokens_in: int
     tokens_out: int
     cached: bool
+    reasoning: str = ""
+    finish_reason: str = ""
 
 
 class ChatModel(Protocol):

@@ -29,12 +29,16 @@ from lifebench.api.budget import Budget
 #    episode played without one), and `extra.context` describing the one used.
 # 4: `method_version`, the method's declared behaviour version (part of the key); records
 #    of older schemas were written before methods declared one and read as version "1".
-SCHEMA_VERSION = 4
+# 5: real servers: the status `context_overflow`; `llm_calls_cut` (calls cut at their
+#    max_tokens) and `llm_calls_trimmed` (prompts fitted to the context window); per call
+#    (`llm_call_tokens`) its `finish`, `max_tokens`, `reasoning_tokens` and `trimmed`.
+#    Older records read with 0, "" and None.
+SCHEMA_VERSION = 5
 
 
 class Status(str, enum.Enum):
-    """How an episode ended. `ok` and `budget_exhausted` are the method's results; the
-    others are infrastructure failures: recorded, retried (all but `agent_error`), and
+    """How an episode ended. `ok`, `budget_exhausted` and `context_overflow` are the
+    method's results; the others are infrastructure failures: recorded, retried (all but `agent_error`), and
     never counted as the method's failure."""
 
     OK = "ok"
@@ -43,10 +47,13 @@ class Status(str, enum.Enum):
     ENV_ERROR = "env_error"
     LLM_ERROR = "llm_error"
     TIMEOUT = "timeout"
+    # schema 5: a prompt over the model's context window ended the episode; the method's
+    # failure (a result), shown apart, never retried
+    CONTEXT_OVERFLOW = "context_overflow"
 
     @property
     def is_result(self) -> bool:
-        return self in (Status.OK, Status.BUDGET_EXHAUSTED)
+        return self in (Status.OK, Status.BUDGET_EXHAUSTED, Status.CONTEXT_OVERFLOW)
 
     @property
     def is_retried(self) -> bool:
@@ -149,16 +156,21 @@ class TrajectoryStep:
     observation: str
     action: Optional[str] = None
     reward: Optional[float] = None
+    # what a reasoning model reasoned before choosing `action` (its calls in that act)
+    reasoning: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.action is None:
             return {"observation": self.observation}
-        return {"action": self.action, "observation": self.observation, "reward": self.reward}
+        out = {"action": self.action, "observation": self.observation, "reward": self.reward}
+        if self.reasoning:
+            out["reasoning"] = self.reasoning
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrajectoryStep":
         return cls(observation=data["observation"], action=data.get("action"),
-                   reward=data.get("reward"))
+                   reward=data.get("reward"), reasoning=data.get("reasoning"))
 
 
 @dataclass(frozen=True)
@@ -230,6 +242,13 @@ class CallTokens:
     tokens_in: int
     tokens_out: int
     cached: bool
+    # schema 5: the server's finish_reason ("length": cut at the cap), the cap sent, and
+    # the completion tokens spent reasoning (the server's count, else 4 characters a token)
+    finish: str = ""
+    max_tokens: Optional[int] = None
+    reasoning_tokens: int = 0
+    # history items left out of the prompt to fit the model's context window
+    trimmed: int = 0
 
 
 @dataclass(frozen=True, order=True)
@@ -311,6 +330,10 @@ class EpisodeRecord:
     context_config_hash: str = ""
     # -- schema 4: the method's behaviour version (`Method.version`).
     method_version: str = "1"
+    # -- schema 5: LLM calls whose reply was cut at its max_tokens (finish_reason "length"),
+    # and calls whose prompt was fitted to the model's context window (items left out).
+    llm_calls_cut: int = 0
+    llm_calls_trimmed: int = 0
 
     def __post_init__(self) -> None:
         try:
@@ -396,6 +419,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "context": "", "context_config_hash": "", "schema_version": 3}
     if data["schema_version"] == 3:
         data = {**data, "method_version": "1", "schema_version": 4}
+    if data["schema_version"] == 4:  # no call was known to be cut
+        data = {**data, "llm_calls_cut": 0, "llm_calls_trimmed": 0, "schema_version": 5}
     return data
 
 
@@ -410,7 +435,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "task_family": (str, type(None)), "success_step": (int, type(None)),
     "cost_usd": (int, float, type(None)), "explore_steps": (int, type(None)),
     "benchmark_config": (dict, type(None)), "context": (str,), "context_config_hash": (str,),
-    "method_version": (str,),
+    "method_version": (str,), "llm_calls_cut": (int,), "llm_calls_trimmed": (int,),
 }
 
 
@@ -456,6 +481,8 @@ class RunManifest:
     python: str
     platform: str
     cpu_count: Optional[int]
+    # the model's endpoint as the run found it: served, its context window and where from
+    llm_endpoint: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

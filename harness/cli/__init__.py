@@ -13,6 +13,7 @@ from lifebench.cli.base import EXIT_INTERRUPTED, EXIT_USER_ERROR, Parser, SubCom
 from lifebench.cli.cache import Cache
 from lifebench.cli.check import Check
 from lifebench.cli.compare import Compare
+from lifebench.cli.doctor import Doctor
 from lifebench.cli.export import Export
 from lifebench.cli.leaderboard import Leaderboard
 from lifebench.cli.listing import List
@@ -21,8 +22,8 @@ from lifebench.cli.run import Run
 from lifebench.cli.splits import Splits
 from lifebench.cli.view import View
 
-COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Cache, Leaderboard, Compare, Check, Export,
-                                          View, New)
+COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Doctor, Cache, Leaderboard, Compare,
+                                          Check, Export, View, New)
 
 
 def build_parser() -> Parser:

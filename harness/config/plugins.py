@@ -9,7 +9,7 @@ import hashlib
 import itertools
 import json
 import typing
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from lifebench import registry
 from lifebench.api.errors import UserError, unknown_name
@@ -48,8 +48,13 @@ def short_hash(obj: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def method_config_hash(method: str, config: Any) -> str:
-    return short_hash({"method": method, "config": dataclasses.asdict(config)})
+def method_config_hash(method: str, config: Any, llm_settings: Optional[dict[str, Any]] = None) -> str:
+    """The method config's hash; with `llm_settings` (`LLMConfig.answer_settings()`, only
+    where they differ from the defaults: default runs keep their hashes)."""
+    identity: dict[str, Any] = {"method": method, "config": dataclasses.asdict(config)}
+    if llm_settings:
+        identity["llm"] = llm_settings
+    return short_hash(identity)
 
 
 def benchmark_config_hash(benchmark: str, config: Any) -> str:

@@ -9,6 +9,7 @@ plugin arguments fit the benchmarks is checked when the grid is expanded (the ru
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import sys
@@ -150,6 +151,26 @@ def parse_positive(value: Any, where: str) -> float:
     return number
 
 
+_HARNESS_FIELDS = ("model", "messages", "tools", "stream", "n")
+
+
+def parse_extra_body(value: Any, where: str) -> str:
+    """A JSON object of server options (text on the command line, a table in a spec file),
+    kept as canonical JSON text: the config stays hashable and its hash stable."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise UserError(f"{where}: not JSON ({exc}); give an object like "
+                            f"'{{\"chat_template_kwargs\": {{\"enable_thinking\": false}}}}'") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected a JSON object of request fields, got {value!r}")
+    taken = sorted(set(value) & set(_HARNESS_FIELDS))
+    if taken:
+        raise UserError(f"{where}: {taken[0]!r} is set by lifebench itself; leave it out")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def parse_url(value: Any, where: str) -> str:
     text = parse_text(value, where)
     if not text.startswith(("http://", "https://")):
@@ -186,12 +207,49 @@ class LLMConfig:
     send_seed: bool = option(True, flag="--no-llm-seed", toml="llm_send_seed",
                              help="do not send the stream's seed with each request (for "
                                   "endpoints that reject the field; it still keys the cache)")
+    max_tokens: Optional[int] = option(None, flag="--max-tokens", toml="max_tokens", minimum=1,
+                                       help="cap on every role's completion tokens, replacing "
+                                            "the methods' own caps (raise it for reasoning "
+                                            "models); part of each stream's identity")
+    extra_body: Optional[str] = option(None, flag="--llm-extra-body", toml="llm_extra_body",
+                                       parse=parse_extra_body, metavar="JSON",
+                                       help="a JSON object merged into every request (server "
+                                            "options, e.g. chat_template_kwargs); part of each "
+                                            "stream's identity")
+    tool_protocol: Literal["native", "text"] = option(
+        "native", flag="--llm-tool-protocol", toml="llm_tool_protocol",
+        help="how methods that call tools offer them: native (the tools field) or text (the "
+             "tools described in the prompt, the call read from a JSON reply), for servers "
+             "without tool calling; part of each stream's identity")
+    context_window: Optional[int] = option(
+        None, flag="--context-window", toml="context_window", minimum=256,
+        help="the model's context window in tokens (default: what the server's /v1/models "
+             "reports, e.g. vLLM's max_model_len); prompts are fitted to it")
+    trim: bool = option(True, flag="--no-trim", toml="trim",
+                        help="send prompts as the methods built them, even past the context "
+                             "window (a refused one ends its episode as context_overflow); "
+                             "part of each stream's identity")
     prices: Optional[str] = option(None, parse=parse_text, help='a JSON price table '
                                    '{"model": [in, out]} in USD per million tokens; records '
                                    'then carry cost_usd')
     # Backoff between retries: exponential from backoff_s, capped, with full jitter.
     backoff_s: float = option(1.0, flag=None, toml=None, minimum=0, help="first backoff")
     backoff_max_s: float = option(60.0, flag=None, toml=None, minimum=0, help="longest backoff")
+
+    def answer_settings(self) -> dict[str, Any]:
+        """The settings that change what the model answers, where they differ from the
+        defaults: they join the method config's hash (a stream's identity), so records
+        made under other settings are never pooled with these."""
+        out: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            out["max_tokens"] = self.max_tokens
+        if self.extra_body is not None:
+            out["extra_body"] = json.loads(self.extra_body)
+        if self.tool_protocol != "native":
+            out["tool_protocol"] = self.tool_protocol
+        if not self.trim:
+            out["trim"] = False
+        return out
 
 
 @dataclass(frozen=True)
@@ -353,6 +411,8 @@ class RunConfig:
                 c: [context_config_hash(c, k) for k in self.context_configs(c)]
                 if c != registry.NO_CONTEXT else None for c in self.contexts}
             identity["context_model"] = self.context_model
+        if self.model and self.llm.answer_settings():  # runs with the defaults keep their ids
+            identity["llm"] = self.llm.answer_settings()
         return short_hash(identity)
 
     @property

@@ -14,20 +14,28 @@ never written anywhere: not in errors, caches, records or logs.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
+import sys
 import threading
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from lifebench.api import cooperative
-from lifebench.api.errors import LLMError, UserError
+from lifebench.api.errors import ContextOverflow, LLMError, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage
 from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
 from lifebench.llm.cache import ResponseCache, body_and_key
 from lifebench.llm.completion import completion_problem
+from lifebench.llm.reasoning import closes_only, split_reasoning
+from lifebench.llm.server_errors import (error_line, is_context_overflow, rejects_field,
+                                         rejects_tools, wants_max_completion_tokens)
+from lifebench.llm.text_tools import as_text_messages, read_tool_call
 from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
+from lifebench.llm.window import TokenCounter, fit_messages
 
 _NO_KEY = "no-key"  # local servers accept any key; some proxies want the header anyway
 _COMPLETIONS = "/chat/completions"
@@ -35,6 +43,64 @@ _COMPLETIONS = "/chat/completions"
 
 _slots_lock = threading.Lock()
 _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+
+
+@dataclass
+class EndpointQuirks:
+    """What an endpoint was found not to take, learned from its refusals once per process
+    and kept for every later request to it (each said in one line when learned)."""
+
+    send_seed: bool = True  # False: it refused `seed` (the same switch as --no-llm-seed)
+    cap_field: str = "max_tokens"  # or max_completion_tokens, for endpoints refusing max_tokens
+    # its chat template opens the reasoning tag (R1's): replies hold only the closing tag,
+    # and one cut before it is all reasoning
+    opens_reasoning: bool = False
+
+
+_quirks: dict[str, EndpointQuirks] = {}
+
+
+def endpoint_quirks(base_url: str) -> EndpointQuirks:
+    with _slots_lock:
+        return _quirks.setdefault(base_url, EndpointQuirks())
+
+
+_counters: dict[tuple[str, str], TokenCounter] = {}
+
+
+def token_counter(base_url: str, model: str, timeout_s: float, key: str = "") -> TokenCounter:
+    """The process's token counter for `model` at `base_url`: the server's `/tokenize`
+    (vLLM, SGLang) where it answers, else the estimate."""
+    with _slots_lock:
+        if (base_url, model) not in _counters:
+            _counters[(base_url, model)] = TokenCounter(
+                _server_tokenizer(base_url, model, timeout_s, key))
+        return _counters[(base_url, model)]
+
+
+def _server_tokenizer(base_url: str, model: str, timeout_s: float, key: str):
+    root = base_url.rstrip("/")
+    root = root[:-3] if root.endswith("/v1") else root
+    try:
+        server = endpoint(root, min(timeout_s, 30.0), 1 << 20)
+    except ValueError:
+        return None
+    headers = {"Content-Type": "application/json", "Accept": "application/json",
+               "Authorization": f"Bearer {key or _NO_KEY}"}  # behind the same key, if any
+
+    def tokenize(text: str) -> Optional[int]:
+        body = json.dumps({"model": model, "prompt": text, "add_special_tokens": False}).encode()
+        try:
+            answer = server.post("/tokenize", body, headers)
+            count = parse_json(answer.body).get("count") if answer.status == 200 else None
+        except (TransportFailure, ValueError, AttributeError):
+            return None
+        return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+    return tokenize
+
+
+class _Adapted(Exception):
+    """The endpoint refused a field that a switch of its quirks leaves out: ask again."""
 
 
 def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
@@ -85,7 +151,11 @@ class LLMClient:
         self._lock = threading.Lock()
         self.usage: dict[str, RoleUsage] = {}
         self.calls: list[CallTokens] = []  # one entry per call, in order
+        self._reasoning: list[str] = []  # of the calls since the last take_reasoning
         self._tags: dict[str, str] = {}
+        self._quirks = endpoint_quirks(config.base_url)
+        self._count = token_counter(config.base_url, model, config.timeout_s, self._key) \
+            if config.context_window and config.trim else None
 
     def tag(self, **values: Optional[str]) -> None:
         """What the coming calls are for (method, benchmark, split, instance, step), sent as
@@ -104,39 +174,66 @@ class LLMClient:
              tools: Optional[Sequence[dict[str, Any]]] = None, sample: int = 0,
              params: Optional[RoleParams] = None) -> LLMReply:
         params = params or RoleParams()
-        request: dict[str, Any] = {"model": self.model, "messages": list(messages),
-                                   "temperature": params.temperature}
-        if params.max_tokens is not None:
-            request["max_tokens"] = params.max_tokens
-        if params.top_p is not None:
-            request["top_p"] = params.top_p
-        seed = params.seed if params.seed is not None else self.seed
-        if seed is not None and self.config.send_seed:
-            request["seed"] = seed
-        if tools:
-            request["tools"] = list(tools)
-        body, key = body_and_key(request, self.config.base_url, sample, self.seed)
-        response = self.cache.get(key) if self.cache else None
-        cached = response is not None
-        if response is None:
+        text_tools = bool(tools) and self.config.tool_protocol == "text"
+        cap = self.config.max_tokens if self.config.max_tokens is not None else params.max_tokens
+        window = self.config.context_window if self.config.trim else None
+        fitted = fit_messages(messages, window, cap, self._count)
+        messages = fitted.messages
+        for _ in range(3):  # each quirk is learned once: seed, then the cap's field
+            request = self._request(messages, tools, params, cap, text_tools)
+            body, key = body_and_key(request, self.config.base_url, sample, self.seed)
+            response = self.cache.get(key) if self.cache else None
+            cached = response is not None
+            if response is not None:
+                break
             if self.cache and self.cache.mode == "replay":
                 # deterministic: no retry would find it
                 raise UserError(f"cache miss in replay mode: {self.cache.path} has no answer "
                                 f"for a request of model {self.model}, role {role}; run with "
                                 f"--cache rw to fill the cache")
             headers = {**self._headers, **self._tags, "X-Lifebench-Role": _header_text(role)}
-            response, text = self._call_with_retries(body, headers)
+            try:
+                response, text = self._call_with_retries(body, headers, bool(tools) and not text_tools)
+            except _Adapted:
+                continue
             if self.cache:
                 self.cache.put(key, self.model, response, text)
-        reply = _reply_of(response, cached)
+            break
+        reply = _reply_of(response, cached, text_tools, self._quirks)
         with self._lock:
             usage = self.usage.setdefault(role, RoleUsage())
             usage.calls += 1
             usage.tokens_in += reply.tokens_in
             usage.tokens_out += reply.tokens_out
             usage.cached += int(cached)
-            self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached))
+            self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached,
+                                         reply.finish_reason, cap, _reasoning_tokens(response, reply),
+                                         fitted.left_out))
+            if reply.reasoning:
+                self._reasoning.append(reply.reasoning)
         return reply
+
+    def _request(self, messages: Sequence[dict[str, Any]], tools: Optional[Sequence[dict[str, Any]]],
+                 params: RoleParams, cap: Optional[int], text_tools: bool) -> dict[str, Any]:
+        request: dict[str, Any] = json.loads(self.config.extra_body) if self.config.extra_body else {}
+        request.update(model=self.model, temperature=params.temperature,
+                       messages=as_text_messages(messages, tools or ()) if text_tools else list(messages))
+        if cap is not None:
+            request[self._quirks.cap_field] = cap
+        if params.top_p is not None:
+            request["top_p"] = params.top_p
+        seed = params.seed if params.seed is not None else self.seed
+        if seed is not None and self.config.send_seed and self._quirks.send_seed:
+            request["seed"] = seed
+        if tools and not text_tools:
+            request["tools"] = list(tools)
+        return request
+
+    def take_reasoning(self) -> str:
+        """The reasoning of the calls since the last take (for the trajectory's step)."""
+        with self._lock:
+            reasoning, self._reasoning = self._reasoning, []
+        return "\n\n".join(reasoning)
 
     def take_usage(self) -> dict[str, RoleUsage]:
         """The usage since the last call, by role (for one episode's record)."""
@@ -160,7 +257,8 @@ class LLMClient:
         return round((tokens_in * price[0] + tokens_out * price[1]) / 1e6, 6)
 
     # -- the endpoint
-    def _call_with_retries(self, body: bytes, headers: dict[str, str]) -> tuple[dict[str, Any], str]:
+    def _call_with_retries(self, body: bytes, headers: dict[str, str],
+                           native_tools: bool = False) -> tuple[dict[str, Any], str]:
         """The completion, parsed and as the server sent it."""
         attempts = self.config.max_retries + 1
         last = ""
@@ -183,9 +281,8 @@ class LLMClient:
                                     f"({status}) with {given} {self.config.api_key_env}; set "
                                     f"the right key there (or name another variable with "
                                     f"--api-key-env)")
-                if status in (400, 404, 422):
-                    raise LLMError(self._redact(f"the endpoint rejected the request ({status}): "
-                                                f"{_error_message(answer.body)}"))
+                if status in (400, 404, 413, 422):
+                    self._refused(status, self._redact(error_line(answer.body)), native_tools)
                 if 200 <= status < 300:
                     try:
                         text = answer.body.decode()
@@ -203,6 +300,30 @@ class LLMClient:
                 cooperative.sleep(self._jitter.uniform(0, cap))
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
+
+    def _refused(self, status: int, message: str, native_tools: bool) -> None:
+        """A refusal no retry would change: what it is about decides what follows."""
+        where = self.config.base_url
+        if is_context_overflow(message):
+            raise ContextOverflow(f"the prompt is over the model's context window ({status}): "
+                                  f"{message}")
+        quirks = self._quirks
+        if quirks.send_seed and self.config.send_seed and rejects_field(message, "seed"):
+            quirks.send_seed = False
+            print(f"note: {where} does not take `seed`: sending none from now on (as "
+                  f"--no-llm-seed would; the seed still keys the cache)", file=sys.stderr)
+            raise _Adapted()
+        if quirks.cap_field == "max_tokens" and wants_max_completion_tokens(message):
+            quirks.cap_field = "max_completion_tokens"
+            print(f"note: {where} takes max_completion_tokens, not max_tokens: sending that "
+                  f"from now on", file=sys.stderr)
+            raise _Adapted()
+        if native_tools and rejects_tools(message):
+            raise UserError(f"the endpoint {where} does not do tool calling ({message}); serve "
+                            f"the model with it on (vLLM: --enable-auto-tool-choice "
+                            f"--tool-call-parser NAME; see docs/serving.md), or give "
+                            f"--llm-tool-protocol text to offer the tools in the prompt")
+        raise LLMError(f"the endpoint rejected the request ({status}): {message}")
 
     def _post_when_a_slot_frees(self, body: bytes, headers: dict[str, str]) -> Any:
         """A greenlet stream waits for a place among the endpoint's requests in flight
@@ -223,19 +344,16 @@ def _header_text(value: str) -> str:
     return "".join(c for c in value[:200] if " " <= c <= "~")
 
 
-def _error_message(body: bytes) -> str:
-    """The first line of an OpenAI-style error body's message (at most 200 characters)."""
-    try:
-        error = parse_json(body).get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-    except (ValueError, AttributeError):
-        message = None
-    text = str(message or body.decode("utf-8", "replace") or "no message").strip()
-    return (text.splitlines() or ["no message"])[0][:200]
-
-
-def _reply_of(response: dict[str, Any], cached: bool) -> LLMReply:
-    message = response["choices"][0].get("message") or {}
+def _reply_of(response: dict[str, Any], cached: bool, text_tools: bool = False,
+              quirks: Optional[EndpointQuirks] = None) -> LLMReply:
+    choice = response["choices"][0]
+    message = choice.get("message") or {}
+    finish = choice.get("finish_reason")
+    content = message.get("content")
+    if quirks is not None and isinstance(content, str) and closes_only(content):
+        quirks.opens_reasoning = True
+    reasoning, answer = split_reasoning(message, quirks is not None and quirks.opens_reasoning,
+                                        cut=finish == "length")
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
@@ -245,7 +363,22 @@ def _reply_of(response: dict[str, Any], cached: bool) -> LLMReply:
             arguments = {"_unparsed": function.get("arguments")}
         calls.append(ToolCall(function.get("name", ""), arguments if isinstance(arguments, dict)
                               else {"_value": arguments}))
+    if text_tools and not calls:
+        found = read_tool_call(answer)
+        calls = [found] if found is not None else []
     usage = response.get("usage") or {}
-    return LLMReply(text=message.get("content") or "", tool_calls=tuple(calls),
+    return LLMReply(text=answer, tool_calls=tuple(calls),
                     tokens_in=int(usage.get("prompt_tokens") or 0),
-                    tokens_out=int(usage.get("completion_tokens") or 0), cached=cached)
+                    tokens_out=int(usage.get("completion_tokens") or 0), cached=cached,
+                    reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else "")
+
+
+def _reasoning_tokens(response: dict[str, Any], reply: LLMReply) -> int:
+    """The completion tokens spent reasoning: the server's count where it gives one, else
+    the reasoning's characters / 4 (the common estimate), within the completion's count."""
+    details = (response.get("usage") or {}).get("completion_tokens_details")
+    counted = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+        return counted
+    estimate = math.ceil(len(reply.reasoning) / 4)
+    return min(estimate, reply.tokens_out) if reply.tokens_out else estimate

@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from lifebench.api.errors import EndEpisode, EnvError, LLMError, UserError
+from lifebench.api.errors import ContextOverflow, EndEpisode, EnvError, LLMError, UserError
 from lifebench.api.protocols import Benchmark, EpisodeTools, Method
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Status, TaskInfo, \
     TrajectoryStep
@@ -33,7 +33,9 @@ class Failure(Exception):
 def classify_failure(exc: BaseException, side: str) -> Failure:
     """Who failed: an LLMError is the endpoint's, an EnvError or anything raised by the env
     is the env's, anything else raised by the method is the method's (agent_error)."""
-    if isinstance(exc, LLMError):
+    if isinstance(exc, ContextOverflow):  # outside act: in begin_episode, say
+        status = Status.CONTEXT_OVERFLOW
+    elif isinstance(exc, LLMError):
         status = Status.LLM_ERROR
     elif isinstance(exc, EnvError) or side == "env":
         status = Status.ENV_ERROR
@@ -88,6 +90,7 @@ class _Episode:
         self.observation: Optional[Observation] = None
         self.explore_steps: Optional[int] = None
         self.extra: dict[str, Any] = {}
+        self.error: Optional[str] = None  # why a result status other than ok (an overflow)
 
     def outcome(self, task: TaskInfo, error: Optional[str] = None) -> EpisodeOutcome:
         return EpisodeOutcome(
@@ -147,16 +150,25 @@ class _Returns:
 
 def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task: TaskInfo,
                  timeout_s: float, teacher: Any = None,
-                 before_act: Optional[Callable[[Optional[int]], None]] = None) -> EpisodeOutcome:
+                 before_act: Optional[Callable[[Optional[int]], None]] = None,
+                 take_reasoning: Optional[Callable[[], str]] = None) -> EpisodeOutcome:
     """Play one episode of `method` on `instance`. `teacher` (the stream's teacher service)
     is bound to this episode's env and the actions played, for the method to ask;
-    `before_act` is told the steps played before each `act` (and None before `end_episode`)."""
+    `before_act` is told the steps played before each `act` (and None before `end_episode`);
+    `take_reasoning` gives the model's reasoning since it was last asked, kept beside the
+    action it led to.
+
+    A prompt over the model's context window (`ContextOverflow`) ends the episode as played
+    so far, status `context_overflow`: the method's failure, not retried. The method still
+    hears how it ended (`end_episode`); if that overflows too, its memory stays as it was."""
     started = time.monotonic()
     deadline = started + timeout_s
     episode = _Episode()
     env = None
     side = "env"
     returns: Optional[_Returns] = None
+
+    reasoning: list[Optional[str]] = [None]  # of the act whose action is played next
 
     def play(action: str) -> bool:
         """Send one action to the env; True when it ends the episode (or, for a method
@@ -170,7 +182,9 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
         if not math.isfinite(float(step.score)):
             raise EnvError(f"the environment returned the score {step.score!r}")
         episode.success, episode.score = bool(step.success), float(step.score)
-        episode.trajectory.append(TrajectoryStep(step.observation.text, action, step.reward))
+        episode.trajectory.append(TrajectoryStep(step.observation.text, action, step.reward,
+                                                 reasoning[0] or None))
+        reasoning[0] = None
         if returns is not None:
             returns.actions.append(action)
             returns.branch_over = bool(step.done and not step.success)
@@ -205,6 +219,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 side = "method"
                 if before_act is not None:
                     before_act(episode.steps)
+                if take_reasoning is not None:
+                    take_reasoning()  # what came before this act is not its reasoning
                 try:
                     action = method.act(episode.observation)
                 except EndEpisode:
@@ -213,6 +229,11 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
                 except _BudgetEnd:  # its restore's replay used the last steps
                     episode.status = Status.BUDGET_EXHAUSTED
                     break
+                except ContextOverflow as exc:
+                    episode.status, episode.error = Status.CONTEXT_OVERFLOW, str(exc)
+                    break
+                if take_reasoning is not None:
+                    reasoning[0] = take_reasoning()
                 if not isinstance(action, str):
                     raise TypeError(f"act() returned {type(action).__name__}, not str")
                 if returns is not None and returns.branch_over:
@@ -238,9 +259,13 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
             side = "method"
             if before_act is not None:
                 before_act(None)
-            method.end_episode(episode.outcome(task))
+            try:
+                method.end_episode(episode.outcome(task, error=episode.error))
+            except ContextOverflow as exc:  # its reflection, say, outgrew the window too
+                if episode.status is not Status.CONTEXT_OVERFLOW:
+                    episode.status, episode.error = Status.CONTEXT_OVERFLOW, str(exc)
             episode.extra.update(method.episode_extra())
-            outcome = episode.outcome(task)
+            outcome = episode.outcome(task, error=episode.error)
         except (Failure, UserError):
             raise  # a UserError is no episode's failure: the run stops (see run_unit)
         except Exception as exc:

@@ -12,7 +12,7 @@ from lifebench.config.run import ExecutionConfig, RunConfig
 from lifebench.runner.contexts import given_contexts, plan_contexts
 from lifebench.runner.plan import attach_contexts, plan_units
 from lifebench.runner.progress import Progress
-from lifebench.runner.streams import expand
+from lifebench.runner.streams import expand, with_context_window
 from lifebench.runner.writer import Executor, RunOutcome
 from lifebench.store.manifest import environment_info, make_manifest
 from lifebench.store.results import ResultsStore
@@ -54,6 +54,9 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
         packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages}
                           | plugin_distributions(config))
         info = environment_info(packages)
+        endpoint = None
+        if (plan.to_run or builds) and config.model and config.llm.base_url:
+            endpoint = _check_endpoint(config, plan.units, builds)
         earlier = store.last_manifest()
         if plan.already_done and earlier and earlier.git_revision != info["git_revision"]:
             print(f"note: {out} holds episodes recorded at revision {earlier.git_revision}; "
@@ -64,7 +67,7 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
             executor=execution.executor, workers=execution.workers,
             concurrency=execution.concurrency, streams=[s.stream_id for s in streams],
             episodes_total=plan.to_run + plan.already_done,
-            episodes_already_done=plan.already_done, info=info))
+            episodes_already_done=plan.already_done, llm_endpoint=endpoint, info=info))
         contexts = RunOutcome()
         if builds:
             # Phase 1: the instance contexts, each built once, before any episode needs one.
@@ -82,6 +85,21 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
     return outcome
 
 
+def _check_endpoint(config: RunConfig, units: list, builds: list) -> Optional[dict]:
+    """Whether the model is served and its context window, from /v1/models (no completion
+    is asked), said in one line; a window found there is given to every unit to run (the
+    window is the endpoint's, not part of a record's identity)."""
+    from lifebench.llm.models import check_model
+
+    check = check_model(config.model, config.llm)
+    if check.line:
+        print(check.line, file=sys.stderr)
+    if check.window and not config.llm.context_window:
+        for unit in [*units, *builds]:
+            unit.stream = with_context_window(unit.stream, check.window)
+    return check.manifest(config.model)
+
+
 def summary_line(outcome: RunOutcome, out: Path) -> str:
     if not outcome.committed:
         return f"nothing to do: {outcome.already_done} episodes already recorded in {out}"
@@ -90,8 +108,11 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
     notes = [f"{retried} infrastructure failures retried"] if retried else []
     notes += [f"{outcome.already_done} recorded before"] if outcome.already_done else []
     notes += [f"{outcome.contexts_built} instance contexts built"] if outcome.contexts_built else []
+    notes += [f"{outcome.overflowed} ended at the model's context window (context_overflow, "
+              f"counted as failures)"] if outcome.overflowed else []
+    cut = outcome.cut_calls.note()
     return (f"{outcome.results} episodes recorded in {out} (success {rate})"
-            + (f"; {', '.join(notes)}" if notes else ""))
+            + (f"; {', '.join(notes)}" if notes else "") + (f"\nnote: {cut}" if cut else ""))
 
 
 def failure_hint(outcome: RunOutcome) -> Optional[str]:

@@ -7,6 +7,8 @@ checked here, before any episode starts, with one line that names the valid choi
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -182,7 +184,9 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                     run_id=run_id, benchmark=b, split=split, method=m,
                                     benchmark_config=bench_config, benchmark_config_hash=bench_hash,
                                     method_config=method_config,
-                                    method_config_hash=method_config_hash(m, method_config),
+                                    method_config_hash=method_config_hash(
+                                        m, method_config,
+                                        config.llm.answer_settings() if needs.llm else None),
                                     method_version=cls.version,
                                     allow_unconfined_code=config.allow_unconfined_code,
                                     model=config.model if needs.llm else None, seed=seed,
@@ -271,3 +275,15 @@ def _instance_ids(config: RunConfig, bench: Any, split: str, seed: int) -> tuple
     if config.limit is not None:
         ids = ids[: config.limit]
     return tuple(ids), by_id
+
+
+def with_context_window(stream: StreamSpec, window: int) -> StreamSpec:
+    """`stream` whose LLM clients (its method's, its context builder's) fit prompts to
+    `window` tokens."""
+    def fitted(llm: Optional[LLMConfig]) -> Optional[LLMConfig]:
+        return dataclasses.replace(llm, context_window=window) if llm is not None else None
+
+    build = stream.context_build
+    if build is not None:
+        build = dataclasses.replace(build, llm=fitted(build.llm))
+    return dataclasses.replace(stream, llm=fitted(stream.llm), context_build=build)

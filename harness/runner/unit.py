@@ -72,6 +72,8 @@ def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, atte
         error=outcome.error, task_family=_task_family(stream, key.instance_id),
         success_step=outcome.success_step, llm_usage=dict(sorted(spend.usage.items())),
         llm_call_tokens=list(spend.calls), cost_usd=spend.cost_usd,
+        llm_calls_cut=sum(call.finish == "length" for call in spend.calls),
+        llm_calls_trimmed=sum(call.trimmed > 0 for call in spend.calls),
         explore_steps=explore_steps,
         benchmark_config=dataclasses.asdict(stream.benchmark_config)
         if stream.benchmark_config_hash else None,
@@ -246,7 +248,8 @@ class _UnitPlayer:
             outcome = play_episode(self.holder.benchmark, task.instance, self.method, task,
                                    self.stream.timeout_s, teacher=self.holder.teacher,
                                    before_act=None if llm is None else lambda steps: llm.tag(
-                                       step=None if steps is None else str(steps)))
+                                       step=None if steps is None else str(steps)),
+                                   take_reasoning=None if llm is None else llm.take_reasoning)
         spend = self.holder.spend()
         after = None
         if outcome.status.is_result and self.unit.stateful and self.method is not None:

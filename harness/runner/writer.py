@@ -16,6 +16,7 @@ from lifebench.runner.contexts import ContextUnit, context_failure
 from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeStarted, Event,
                                      RunAborted, UnitFinished)
 from lifebench.runner.unit import WorkUnit, failure_record
+from lifebench.llm.truncation import CutCalls
 from lifebench.store.results import ResultsStore
 
 
@@ -36,6 +37,8 @@ class RunOutcome:
     already_done: int = 0  # results recorded before this run (resume)
     contexts_built: int = 0
     contexts_failed: int = 0  # instance contexts not built after their retries
+    overflowed: int = 0  # results that ended at the model's context window
+    cut_calls: CutCalls = field(default_factory=CutCalls)  # of the results' LLM calls
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ class Writer:
                 unit.saved = None  # superseded: recovery reads the committed state file
             self.outcome.results += 1
             self.outcome.successes += int(record.success)
+            self.outcome.overflowed += record.status is Status.CONTEXT_OVERFLOW
+            self.outcome.cut_calls.add(record.llm_call_tokens)
         else:
             self.outcome.failures += 1
             self.outcome.failed += int(final)

@@ -22,6 +22,14 @@ It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
 - injected latency per request, and injected faults at a given rate, drawn from a seeded
   generator: `timeout` (answers after `--hang-s`), `429` and `500` (error bodies),
   `malformed` (a 200 whose body is not JSON), `drop` (the connection closes unanswered).
+It also behaves as real servers do, when asked (`ServerConfig`, and the flags of the same
+names): `--models` listed by `/v1/models`, with `--max-model-len` as vLLM's `max_model_len`,
+and a context-length 400 for a request whose prompt and cap do not fit it; `--flavour`
+shapes its error bodies as OpenAI's, vLLM's (top-level `message`, and a `/tokenize`),
+Ollama's (a string) or llama.cpp's; `--reasoning` answers as a reasoning model (`<think>`
+tags, a template-opened tag, or a `reasoning_content`/`reasoning` field) whose reply is cut
+at the request's `max_tokens` (`finish_reason: "length"`); `--rejects` refuses the named
+request fields (`seed`, `tools`, `max_tokens`) with a 400 in that server's words.
 `GET /stats` returns the number of requests served, faults injected and the most requests
 in flight at once, so tests can check, for example, that a replayed run made no request;
 `GET /last` the last request answered and `GET /requests` the last 1000. With `api_key` set
@@ -57,6 +65,9 @@ from http import HTTPStatus
 from typing import Any, Optional
 
 FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
+FLAVOURS = ("openai", "vllm", "ollama", "llamacpp")
+REASONING_STYLES = ("", "tags", "closing-tag", "reasoning_content", "reasoning")
+REJECTABLE = ("seed", "tools", "max_tokens")
 
 
 POLICIES = ("script", "plancraft", "scripted")
@@ -164,6 +175,22 @@ class ServerConfig:
     seed: int = 0
     # When set, a request whose bearer token is not this key gets 401, as a real endpoint.
     api_key: Optional[str] = None
+    # -- what real servers do (lifebench.testing.fakeserver's `--serve-as`, `--reasoning`, ...)
+    # The model names /v1/models lists; empty: any name is answered and none is listed.
+    models: tuple[str, ...] = ()
+    # Error bodies shaped as this server's: openai, vllm (top-level message), ollama (a
+    # string), llamacpp (its exceed_context_size_error).
+    flavour: str = "openai"
+    # A reasoning model's reasoning (`reasoning_words` words of it) before each answer: in
+    # `<think>` tags in the content ("tags"), after a template that opened the tag in the
+    # prompt ("closing-tag"), or in its own field ("reasoning_content" or "reasoning").
+    reasoning: str = ""
+    reasoning_words: int = 40
+    # The model's window: listed in /v1/models as max_model_len; a request whose prompt
+    # and completion cap do not fit gets the flavour's context-length 400.
+    max_model_len: Optional[int] = None
+    # Request fields this server refuses with a 400 when present: seed, tools, max_tokens.
+    rejects: tuple[str, ...] = ()
 
 
 class FakeOpenAI:
@@ -176,6 +203,7 @@ class FakeOpenAI:
         self.position = 0
         self.routed: dict[int, int] = {}  # replies used by each routed script item
         self.requests = 0
+        self.tokenized = 0  # texts counted at /tokenize
         self.faults_injected = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -246,6 +274,72 @@ class FakeOpenAI:
         digest = hashlib.sha256(json.dumps(request.get("messages"), sort_keys=True).encode())
         return f"call_{digest.hexdigest()[:12]}"
 
+    def _tokens(self, text: str) -> int:
+        """`text`'s tokens as this server counts them (words, or characters / 4 for the
+        scripted model)."""
+        return -(-len(text) // 4) if self.config.policy == "scripted" else _words(text)
+
+    def prompt_tokens(self, request: dict[str, Any]) -> int:
+        if self.config.policy == "scripted":  # tokens as characters / 4, the common estimate
+            return sum(_chars_tokens(m) for m in request.get("messages", []))
+        return sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
+
+    def refusal(self, request: dict[str, Any]) -> Optional[tuple[int, bytes]]:
+        """The 400 a real server of this flavour would answer `request` with, if any: a
+        refused field, or a prompt over the window."""
+        config = self.config
+        for name in config.rejects:
+            if name in request:
+                return 400, self._error_body(self._rejection(name), "invalid_request_error")
+        window = config.max_model_len
+        if window is not None:
+            prompt = self.prompt_tokens(request)
+            cap = request.get("max_tokens") or request.get("max_completion_tokens") or 0
+            if prompt + cap > window:
+                return 400, self._error_body(self._overflow(prompt, cap, window),
+                                             "exceed_context_size_error")
+        return None
+
+    def _rejection(self, name: str) -> str:
+        if name == "tools":
+            return ('"auto" tool choice requires --enable-auto-tool-choice and '
+                    '--tool-call-parser to be set')
+        if name == "max_tokens":
+            return ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                    "Use 'max_completion_tokens' instead.")
+        return f"Unrecognized request argument supplied: {name}"
+
+    def _overflow(self, prompt: int, cap: int, window: int) -> str:
+        flavour = self.config.flavour
+        if flavour == "llamacpp":
+            return "the request exceeds the available context size, try increasing it"
+        if flavour == "ollama":
+            return f"prompt too long; exceeded max context length by {prompt + cap - window} tokens"
+        return (f"This model's maximum context length is {window} tokens. However, you "
+                f"requested {prompt + cap} tokens ({prompt} in the messages, {cap} in the "
+                f"completion). Please reduce the length of the messages or completion.")
+
+    def _error_body(self, message: str, kind: str) -> bytes:
+        flavour = self.config.flavour
+        if flavour == "vllm":  # its top-level shape
+            body: Any = {"object": "error", "message": message, "type": "BadRequestError",
+                         "param": None, "code": 400}
+        elif flavour == "ollama":
+            body = {"error": message}
+        elif flavour == "llamacpp":
+            body = {"error": {"code": 400, "message": message, "type": kind}}
+        else:
+            body = {"error": {"message": message, "type": "invalid_request_error",
+                              "param": None, "code": None}}
+        return json.dumps(body).encode()
+
+    def models_list(self) -> bytes:
+        entry: dict[str, Any] = {"object": "model", "owned_by": "lifebench-fake"}
+        if self.config.max_model_len is not None:
+            entry["max_model_len"] = self.config.max_model_len
+        return json.dumps({"object": "list", "data": [
+            {"id": name, **entry} for name in self.config.models]}).encode()
+
     def completion(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> dict[str, Any]:
         reply = self.next_reply(request, tags)
         message: dict[str, Any] = {"role": "assistant", "content": None}
@@ -258,17 +352,50 @@ class FakeOpenAI:
             finish = "tool_calls"
         else:
             message["content"] = reply["content"] if isinstance(reply, dict) else str(reply)
-        if self.config.policy == "scripted":  # tokens as characters / 4, the common estimate
-            prompt = sum(_chars_tokens(m) for m in request.get("messages", []))
+        prompt = self.prompt_tokens(request)
+        if self.config.policy == "scripted":
             completion = _chars_tokens(message)
         else:
-            prompt = sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
             completion = _words(str(message["content"] or "")) + (5 if finish == "tool_calls" else 0)
+        usage: dict[str, Any] = {}
+        if self.config.reasoning:
+            finish, completion, usage = self._reason(message, request, finish, completion)
         return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion",
                 "created": int(time.time()), "model": request.get("model", "fake"),
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion}}
+                          "total_tokens": prompt + completion, **usage}}
+
+    def _reason(self, message: dict[str, Any], request: dict[str, Any], finish: str,
+                completion: int) -> tuple[str, int, dict[str, Any]]:
+        """Put a reasoning model's reasoning before the answer in `message`, in the configured
+        style, and cut both at the request's cap as a server does ("length")."""
+        words = ("Let me think step by step about what the observation shows and which "
+                 "action moves toward the goal.").split()
+        thought = " ".join(words[i % len(words)] for i in range(self.config.reasoning_words))
+        spent = self._tokens(thought)
+        cap = request.get("max_tokens") or request.get("max_completion_tokens")
+        cut = cap is not None and spent + completion > cap
+        if cut:
+            finish = "length"
+            kept = thought.split()[:max(0, cap)] if self.config.policy != "scripted" \
+                else thought[:4 * cap].split()
+            thought = " ".join(kept)
+            message.pop("tool_calls", None)
+            answer = None  # the cap fell inside the reasoning: no answer at all
+            completion = cap
+        else:
+            answer = message.get("content")
+            completion += spent
+        style = self.config.reasoning
+        if style in ("reasoning_content", "reasoning"):
+            message[style] = thought
+            message["content"] = answer
+        elif style == "tags":  # no reasoning parser: the tags in the content
+            message["content"] = f"<think>\n{thought}\n" + ("" if cut else f"</think>\n\n{answer or ''}")
+        else:  # closing-tag: the template opened <think> in the prompt
+            message["content"] = f"{thought}\n" + ("" if cut else f"</think>\n\n{answer or ''}")
+        return finish, completion, {"completion_tokens_details": {"reasoning_tokens": min(spent, completion)}}
 
 
 # --- HTTP/1.1 on asyncio ---------------------------------------------------------------
@@ -285,7 +412,6 @@ _MALFORMED = b'{"choices": [ this is not json'
 _UNAUTHORIZED = json.dumps({"error": {"message": "Incorrect API key provided",
                                       "type": "invalid_request_error",
                                       "code": "invalid_api_key"}}).encode()
-_MODELS = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
 
 
 def _status_line(status: int) -> bytes:
@@ -517,19 +643,31 @@ class _Connection(asyncio.BufferedProtocol):
         if head.method == "GET":
             if path == "/stats":
                 self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
-                                 "max_in_flight": fake.max_in_flight})
+                                 "max_in_flight": fake.max_in_flight, "tokenized": fake.tokenized})
             elif path == "/last":  # the last request answered (for tests)
                 self._json(200, fake.last_request)
             elif path == "/requests":  # the last 1000 requests answered
                 self._json(200, list(fake.history))
             elif path.endswith("/models"):
-                self._send(200, _MODELS)
+                self._send(200, fake.models_list())
             else:
                 self._json(404, {"error": {"message": "not found"}})
             return
         if head.method != "POST":
             self.keep_alive = False
             self._json(501, {"error": {"message": f"unsupported method {head.method[:20]!r}"}})
+            return
+        if path == "/tokenize" and fake.config.flavour == "vllm":  # vLLM's tokenizer endpoint
+            try:
+                asked = json.loads(body)
+                text = str(asked.get("prompt") or "")
+            except (ValueError, AttributeError):
+                self._json(400, {"object": "error", "message": "body is not a JSON object"})
+                return
+            with fake._lock:
+                fake.tokenized += 1
+            self._json(200, {"count": fake._tokens(text), "max_model_len": fake.config.max_model_len,
+                             "tokens": []})
             return
         if not path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {head.path}"}})
@@ -548,6 +686,13 @@ class _Connection(asyncio.BufferedProtocol):
             return
         tags = {name[len(_TAG_PREFIX):]: value for name, value in head.headers.items()
                 if name.startswith(_TAG_PREFIX)}
+        refused = fake.refusal(request)
+        if refused is not None:
+            fake.history.append(request)
+            with fake._lock:
+                fake.requests += 1
+            self._send(*refused)
+            return
         fake.enter()
         try:
             fault = fake.next_fault()
@@ -778,6 +923,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--api-key", help="answer 401 to requests with another key")
+    parser.add_argument("--models", default="", help="comma-separated names /v1/models lists")
+    parser.add_argument("--flavour", default="openai", choices=FLAVOURS,
+                        help="whose error bodies to answer with")
+    parser.add_argument("--reasoning", default="", choices=REASONING_STYLES,
+                        help="answer as a reasoning model: tags, closing-tag, "
+                             "reasoning_content or reasoning")
+    parser.add_argument("--reasoning-words", type=int, default=40)
+    parser.add_argument("--max-model-len", type=int, help="the model's context window")
+    parser.add_argument("--rejects", default="", help="comma-separated request fields to "
+                        "refuse with a 400: " + ", ".join(REJECTABLE))
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="after `--`: a command to run while the server answers (its "
                              "`{url}` arguments become the server's base URL, also in "
@@ -791,7 +946,11 @@ def main(argv: Optional[list[str]] = None) -> None:
     config = ServerConfig(script=load_script(args.script), policy=args.policy,
                           latency_s=args.latency_ms / 1000,
                           fault_rate=args.fault_rate, faults=faults, hang_s=args.hang_s,
-                          seed=args.seed, api_key=args.api_key)
+                          seed=args.seed, api_key=args.api_key,
+                          models=tuple(m for m in args.models.split(",") if m),
+                          flavour=args.flavour, reasoning=args.reasoning,
+                          reasoning_words=args.reasoning_words, max_model_len=args.max_model_len,
+                          rejects=tuple(r for r in args.rejects.split(",") if r))
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if command:
         raise SystemExit(_run_beside(config, args.host, args.port, command))

@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence
 import lifebench
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
+from lifebench.leaderboard.grid import benchmark_grids, server_notes
 from lifebench.leaderboard.site.episodes import (MethodLabels, episode_index, failure_rows,
                                                  order_key, stream_id, stream_payloads)
 from lifebench.leaderboard.site.inputs import SiteInputs, load_inputs
@@ -69,9 +70,11 @@ def _failures(inputs: SiteInputs, rows: dict, labels: MethodLabels) -> dict[str,
     by_status: dict[str, int] = defaultdict(int)
     for f in inputs.failures:
         by_status[f.status.value] += 1
+    cells = [cell for _, cells in benchmark_grids(inputs.records) for cell in cells]
     return {"recorded": len(inputs.failures),
             "unresolved_episodes": sum(1 for r in inputs.records if not r.is_result),
             "by_status": dict(sorted(by_status.items())),
+            "server_notes": server_notes(cells),
             "rows": failure_rows(inputs.failures, standing, rows, labels, MAX_FAILURE_ROWS)}
 
 

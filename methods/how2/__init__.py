@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeTools, Method,
                            MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
-                           curriculum_split, is_curriculum_split)
+                           curriculum_split, is_curriculum_split, mark_groups)
 from lifebench.methods.how2 import prompts, scripted
 from lifebench.methods.how2.memory import Entry, Memory, normalise, parsed_entry
 from lifebench.methods.how2.reporting import how2_tables
@@ -277,8 +277,8 @@ class How2Method(Method):
                                problem=problem, tools=self._tool_names())}])
 
     def _messages(self) -> list[dict[str, Any]]:
-        messages = [{"role": "system", "content": self.system},
-                    {"role": "user", "content": self.first or ""}]
-        for group in self.turns[-self.config.history:]:
-            messages.extend(group)
-        return messages
+        # each turn (a call and its result, a reply and its feedback) is a history item; the
+        # latest stays (lifebench.api.prompt)
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": self.first or ""},
+                *mark_groups(self.turns[-self.config.history:])]

@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeOutcome, EpisodeTools, Instance, Method, MethodNeeds,
                            Observation, RoleParams, StreamContext, TaskInfo, UserError,
-                           unknown_name)
+                           mark_history, unknown_name)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.rap import prompts, scripted
@@ -250,6 +250,7 @@ class RapMethod(Method):
         if hidden > 0:
             context.append(prompts.EARLIER.format(count=hidden))
         system = f"{self.task.manual().strip()}\n\n{prompts.FORMAT}"
+        # the turns are history, the latest reply and observation stay (lifebench.api.prompt)
         return [{"role": "system", "content": system},
                 {"role": "user", "content": "\n\n".join(context)},
-                *turn_messages(self.turns[-self.config.history:])]
+                *mark_history(turn_messages(self.turns[-self.config.history:]), keep_last=2)]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (ChatModel, EpisodeTools, Method, MethodNeeds, Observation, RoleParams,
-                           ScriptedReply, ScriptedRequest, StreamContext, TaskInfo)
+                           ScriptedReply, ScriptedRequest, StreamContext, TaskInfo, mark_history)
 
 from lifebench.methods.react import prompts, scripted
 from lifebench.methods.react.examples import ExampleBank
@@ -137,6 +137,7 @@ class ReactMethod(Method):
         return {"format_retries": self.format_retries}
 
     def _messages(self) -> list[dict[str, Any]]:
-        messages = list(self.prefix)
-        messages.append({"role": "user", "content": prompts.TURN.format(observation=self.first)})
-        return messages + turn_messages(self.turns[-self.config.history:])
+        # the turns are history (the window drops the oldest first); the latest observation,
+        # the instructions and the examples stay
+        first = {"role": "user", "content": prompts.TURN.format(observation=self.first)}
+        return list(self.prefix) + mark_history([first, *turn_messages(self.turns[-self.config.history:])])

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (EpisodeOutcome, EpisodeTools, ScriptedReply, ScriptedRequest, Status,
-                           TaskInfo)
+                           TaskInfo, filled, fixed, history)
 
 from lifebench.methods.react import ReactConfig, ReactMethod
 from lifebench.methods.reflexion import prompts, scripted
@@ -59,8 +59,12 @@ class ReflexionMethod(ReactMethod):
         lines += [f"> {action}\n{observation}" for action, observation in steps]
         if outcome.status is Status.BUDGET_EXHAUSTED:
             lines.append("(The attempt ran out of steps.)")
-        reply = self.ctx.llm.chat([{"role": "user",
-                                    "content": prompts.REFLECT.format(attempt="\n".join(lines))}],
+        # the task and the last step stay; earlier steps are history (lifebench.api.prompt)
+        first_step = 1 if self.first else 0
+        last_step = len(lines) - (2 if outcome.status is Status.BUDGET_EXHAUSTED else 1)
+        texts = [line + ("\n" if i < len(lines) - 1 else "") for i, line in enumerate(lines)]
+        parts = [history(t) if first_step <= i < last_step else fixed(t) for i, t in enumerate(texts)]
+        reply = self.ctx.llm.chat([{"role": "user", "content": filled(prompts.REFLECT, "attempt", parts)}],
                                   role="reflection", params=self.params)
         self.reflections.setdefault(outcome.task.instance.instance_id, []).append(reply.text.strip())
 

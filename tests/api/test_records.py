@@ -133,3 +133,19 @@ def test_trajectory_steps_keep_their_json():
     line = (V1 / "trajectories").glob("plancraft.val.small.oracle-*.jsonl").__next__().read_text().splitlines()[0]
     steps = json.loads(line)["steps"]
     assert [TrajectoryStep.from_dict(s).to_dict() for s in steps] == steps
+
+
+def test_schema_4_records_read_with_no_call_cut_or_trimmed():
+    record = EpisodeRecord.from_dict(v1_rows()[0])
+    row = json.loads(record.to_json())
+    for name in ("llm_calls_cut", "llm_calls_trimmed"):
+        row.pop(name)
+    for call in row["llm_call_tokens"]:  # a schema-4 call: no finish, cap, reasoning, trimming
+        for name in ("finish", "max_tokens", "reasoning_tokens", "trimmed"):
+            call.pop(name)
+    row["schema_version"] = 4
+    upgraded = EpisodeRecord.from_dict(row)
+    assert upgraded.schema_version == SCHEMA_VERSION == 5
+    assert upgraded.llm_calls_cut == upgraded.llm_calls_trimmed == 0
+    assert json.loads(upgraded.to_json()) == json.loads(record.to_json())
+    assert Status("context_overflow").is_result and not Status("context_overflow").is_retried

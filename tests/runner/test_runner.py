@@ -47,9 +47,12 @@ def test_records_carry_every_field(cli, tmp_path):
               # schema 3: the instance context ("" for none)
               "context", "context_config_hash",
               # schema 4: the method's behaviour version
-              "method_version"}
+              "method_version",
+              # schema 5: calls cut at their cap, prompts fitted to the window
+              "llm_calls_cut", "llm_calls_trimmed"}
     for record in read_records(out):
-        assert set(record) == fields and record["schema_version"] == SCHEMA_VERSION == 4
+        assert set(record) == fields and record["schema_version"] == SCHEMA_VERSION == 5
+        assert record["llm_calls_cut"] == record["llm_calls_trimmed"] == 0
         assert record["method_version"] == "1"
         assert record["context"] == record["context_config_hash"] == ""
         assert record["benchmark_config_hash"] == ""  # the benchmark's default config

@@ -74,6 +74,9 @@ LB.stepsList = function (steps) {
       n += 1;
       item.appendChild(LB.el("div.action", {}, LB.el("span.step-no", {text: "step " + n}), LB.el("code", {text: "> " + s.action}),
         s.reward ? LB.el("span.reward", {text: "reward " + s.reward}) : null));
+      // a reasoning model's reasoning before this action: folded, as it is long
+      if (s.reasoning) item.appendChild(LB.el("details.reasoning", {}, LB.el("summary", {text: "reasoning (" + s.reasoning.length + " characters)"}),
+                                              LB.el("pre.reasoning", {text: s.reasoning})));
     }
     item.appendChild(LB.el("pre.observation", {text: s.observation}));
     list.appendChild(item);

@@ -31,6 +31,13 @@ LB.pages.runs = function (view, route) {
   var statuses = Object.keys(f.by_status).map(function (s) { return s + ": " + f.by_status[s]; }).join(", ");
   fail.appendChild(LB.el("p", {text: LB.plural(f.recorded, "failure") + " recorded" + (statuses ? " (" + statuses + ")" : "") +
     "; " + LB.plural(f.unresolved_episodes, "episode") + " still without a result."}));
+  if ((f.server_notes || []).length) {
+    // not failures of the infrastructure: results whose numbers the model's server shaped
+    fail.appendChild(LB.el("h3", {text: "The model's server"}));
+    var list = LB.el("ul", {});
+    f.server_notes.forEach(function (n) { list.appendChild(LB.el("li", {text: n})); });
+    fail.appendChild(list);
+  }
   if (f.rows.length) {
     var headers = ["benchmark", "split", "method", "model", "seed", "instance", "trial", "attempt", "status", "resolved", "error"];
     var rows = f.rows.map(function (r) {

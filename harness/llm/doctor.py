@@ -1,0 +1,187 @@
+"""`lifebench doctor`: what an endpoint does, measured in seconds before a run.
+
+It lists the served models (`/v1/models`), then sends a few short completions straight to
+the endpoint (no cache, no retry): a plain one (does the model reason, and how: a field or
+tags?), one with `seed`, one offering a tool, and timed ones for prefill and decode speed.
+What it measured goes to a profile (JSON, no key in it) that `lifebench grid --plan` reads.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from lifebench.api.errors import UserError
+from lifebench.api.untrusted import parse_json
+from lifebench.config.run import LLMConfig
+from lifebench.llm.completion import completion_problem
+from lifebench.llm.models import list_models
+from lifebench.llm.reasoning import split_reasoning
+from lifebench.llm.server_errors import error_line, rejects_field, rejects_tools
+from lifebench.llm.transport import TransportFailure, endpoint
+
+PROFILE_FORMAT = "lifebench-endpoint-profile"
+_PROBE_TOOL = {"type": "function", "function": {
+    "name": "say", "description": "Say a word.",
+    "parameters": {"type": "object", "properties": {"word": {"type": "string"}},
+                   "required": ["word"]}}}
+# a prompt of about 1,000 tokens for the prefill measure: numbered filler lines
+_LONG = "\n".join(f"Line {i}: the quick brown fox jumps over the lazy dog." for i in range(80))
+
+
+@dataclass
+class Profile:
+    model: str
+    base_url: str
+    measured_utc: str
+    reachable: bool = False
+    key_accepted: Optional[bool] = None
+    served: Optional[bool] = None
+    served_models: list[str] = field(default_factory=list)
+    context_window: Optional[int] = None
+    answers: Optional[bool] = None  # a plain completion came back
+    tools: Optional[bool] = None
+    seed: Optional[bool] = None
+    reasoning: Optional[str] = None  # "field", "tags" or "none"
+    prefill_tokens_per_s: Optional[float] = None
+    decode_tokens_per_s: Optional[float] = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps({"format": PROFILE_FORMAT, "version": 1, **asdict(self)}, indent=2)
+
+
+class _Probe:
+    def __init__(self, model: str, config: LLMConfig) -> None:
+        self.model = model
+        self.config = config
+        key = os.environ.get(config.api_key_env) or ""
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        "Authorization": f"Bearer {key or 'no-key'}"}
+        self.server = endpoint(config.base_url, min(config.timeout_s, 60.0),
+                               int(config.max_response_mb * 2**20))
+
+    def ask(self, content: str, max_tokens: int, **more: Any) -> tuple[int, Any, float]:
+        """(status, the completion or the error line, seconds)."""
+        request: dict[str, Any] = json.loads(self.config.extra_body) if self.config.extra_body else {}
+        request.update(model=self.model, messages=[{"role": "user", "content": content}],
+                       temperature=0, max_tokens=max_tokens, **more)
+        started = time.monotonic()
+        answer = self.server.post("/chat/completions", json.dumps(request).encode(), self.headers)
+        seconds = time.monotonic() - started
+        if answer.status != 200:
+            return answer.status, error_line(answer.body), seconds
+        try:
+            data = parse_json(answer.body)
+        except ValueError:
+            return 502, "the answer is not JSON", seconds
+        problem = completion_problem(data)
+        return (502, problem, seconds) if problem else (200, data, seconds)
+
+
+def diagnose(model: str, config: LLMConfig) -> Profile:
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    profile = Profile(model, config.base_url, now)
+    try:
+        served = list_models(config)
+    except UserError as exc:  # the key was refused
+        profile.reachable, profile.key_accepted = True, False
+        profile.problems.append(str(exc))
+        return profile
+    profile.reachable = served.reachable
+    if not served.reachable:
+        profile.problems.append(f"{config.base_url}/models: {served.problem}")
+        return profile
+    profile.key_accepted = True
+    profile.served_models = served.names
+    profile.served = (model in served.names) if served.names else None
+    profile.context_window = config.context_window or served.windows.get(model)
+    if profile.served is False:
+        profile.problems.append(f"model {model!r} is not served; the endpoint serves: "
+                                f"{', '.join(served.names[:10])}")
+        return profile
+    probe = _Probe(model, config)
+    try:
+        _probe_completions(probe, profile)
+    except TransportFailure as exc:
+        profile.problems.append(f"a completion failed: {type(exc).__name__}")
+    return profile
+
+
+def _probe_completions(probe: _Probe, profile: Profile) -> None:
+    status, plain, _ = probe.ask("Answer with one word: what colour is the sky?", 256)
+    profile.answers = status == 200
+    if status != 200:
+        profile.problems.append(f"a plain completion was refused ({status}): {plain}")
+        return
+    message = plain["choices"][0].get("message") or {}
+    reasoning, _ = split_reasoning(message)
+    if any(isinstance(message.get(f), str) and message[f] for f in ("reasoning_content", "reasoning")):
+        profile.reasoning = "field"
+    else:
+        profile.reasoning = "tags" if reasoning else "none"
+    status, answer, _ = probe.ask("Say yes.", 16, seed=1)
+    profile.seed = status == 200 or not (isinstance(answer, str) and rejects_field(answer, "seed"))
+    if status != 200 and profile.seed:
+        profile.problems.append(f"a completion with seed was refused ({status}): {answer}")
+    status, answer, _ = probe.ask("Call the tool say with the word yes.", 64, tools=[_PROBE_TOOL])
+    profile.tools = status == 200
+    if status != 200 and not (isinstance(answer, str) and rejects_tools(answer)):
+        profile.problems.append(f"a completion offering a tool was refused ({status}): {answer}")
+    # speeds: prefill from a long prompt with one token out, decode from a short prompt
+    status, long_answer, long_s = probe.ask(_LONG + "\nReply with OK.", 1)
+    status2, short_answer, short_s = probe.ask("Count from one to fifty in words.", 64)
+    if status == 200 and status2 == 200:
+        prompt = (long_answer.get("usage") or {}).get("prompt_tokens") or 0
+        out = (short_answer.get("usage") or {}).get("completion_tokens") or 0
+        # each includes the request's latency (and prefill one decoded token): lower bounds
+        if prompt and long_s > 0:
+            profile.prefill_tokens_per_s = round(prompt / long_s, 1)
+        if out and short_s > 0:
+            profile.decode_tokens_per_s = round(out / short_s, 1)
+
+
+def _yes(value: Optional[bool]) -> str:
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+def report(profile: Profile) -> list[tuple[str, str]]:
+    """The table `lifebench doctor` prints: (check, result)."""
+    window = f"{profile.context_window:,} tokens" if profile.context_window else "not reported"
+    rows = [("endpoint", profile.base_url),
+            ("reachable", _yes(profile.reachable)),
+            ("API key accepted", _yes(profile.key_accepted)),
+            ("model served", _yes(profile.served) + ("" if profile.served is not False else
+                                                     f" (serves: {', '.join(profile.served_models[:5])})")),
+            ("context window", window),
+            ("tool calling", _yes(profile.tools)),
+            ("seed accepted", _yes(profile.seed)),
+            ("reasoning output", profile.reasoning or "unknown"),
+            ("prefill tokens/s", f"{profile.prefill_tokens_per_s:,.1f}" if profile.prefill_tokens_per_s else "not measured"),
+            ("decode tokens/s", f"{profile.decode_tokens_per_s:,.1f}" if profile.decode_tokens_per_s else "not measured")]
+    return rows
+
+
+def advice(profile: Profile) -> list[str]:
+    """What to change before a run, one line each."""
+    lines = []
+    if profile.tools is False:
+        lines.append("tool calling is off: serve with it on (vLLM: --enable-auto-tool-choice "
+                     "--tool-call-parser NAME), or run How² with --llm-tool-protocol text")
+    if profile.seed is False:
+        lines.append("the endpoint refuses seed: runs send none (as --no-llm-seed); replies may "
+                     "differ between runs")
+    if profile.reasoning == "tags":
+        lines.append("the model reasons in <think> tags in its answer: lifebench splits them off; "
+                     "a reasoning parser on the server (vLLM: --reasoning-parser NAME) does it there")
+    if profile.reasoning in ("tags", "field"):
+        lines.append("a reasoning model: give --max-tokens large enough for its reasoning and "
+                     "answer (replies cut at the cap answer nothing)")
+    if profile.served and not profile.context_window:
+        lines.append("the context window is not reported: give --context-window N so prompts "
+                     "are fitted to it")
+    return lines
