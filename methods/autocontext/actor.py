@@ -14,7 +14,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from lifebench.api import ChatModel, ContextSchema, ExplorationBudgetExhausted, RoleParams
+from lifebench.api import (ChatModel, ContextSchema, ExplorationBudgetExhausted, RoleParams,
+                           mark_history)
 
 from lifebench.methods.autocontext import prompts
 from lifebench.methods.autocontext.forest import FAILED, Node, State, TodoForest, TodoPath
@@ -128,11 +129,14 @@ class Actor:
         done = False
         try:
             for _ in range(self.config.subagent_steps):
+                recent = [{"role": role, "content": text if role == "assistant" else f"Observation:\n{text}"}
+                          for reply, observation in turns[-self.config.subagent_history:]
+                          for role, text in (("assistant", reply), ("user", observation))]
+                # the sub-task and the latest turn stay; earlier turns are history the
+                # context window may drop (lifebench.api.prompt)
                 messages = [{"role": "system", "content": system},
-                            {"role": "user", "content": f"Observation:\n{last}"}]
-                for reply, observation in turns[-self.config.subagent_history:]:
-                    messages += [{"role": "assistant", "content": reply},
-                                 {"role": "user", "content": f"Observation:\n{observation}"}]
+                            {"role": "user", "content": f"Observation:\n{last}"},
+                            *mark_history(recent, keep_last=2)]
                 reply = self.llm.chat(messages, role="actor", params=self.params).text
                 action = tag(reply, "action") or (reply.strip().splitlines() or ["noop"])[-1]
                 step = self.env.step(action.strip())

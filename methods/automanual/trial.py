@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from lifebench.api import ChatModel, RoleParams
+from lifebench.api import ChatModel, RoleParams, mark_history
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.api import ActionApi, ActionLog, AgentState
@@ -157,7 +157,7 @@ class PlanTrial:
                              {"role": "user", "content": first}]
         else:
             self.messages.append({"role": "user", "content": feedback})
-        reply = self.llm.chat(self.messages, role=self.role, params=self.params).text
+        reply = self.llm.chat(self._conversation(), role=self.role, params=self.params).text
         self.messages.append({"role": "assistant", "content": reply})
         _, code = split_reply(reply)
         self.attempts.append(Attempt(reply, code))
@@ -205,11 +205,17 @@ class PlanTrial:
             lines.append(prompts.FEEDBACK_NOT_DONE)
         return "\n".join(lines)
 
+    def _conversation(self) -> list[dict[str, Any]]:
+        """The Planner's conversation as sent: the rules, the skill and the task stay, and
+        so does the latest plan with its feedback; earlier plans and their feedback are
+        history the context window may drop (lifebench.api.prompt)."""
+        return self.messages[:2] + mark_history(self.messages[2:], keep_last=2)
+
     # -- what the building phase reads
     def ask(self, request: str, role: str) -> str:
         """One more turn of the Planner's conversation (the conclusion of a built task)."""
         self.messages.append({"role": "user", "content": request})
-        reply = self.llm.chat(self.messages, role=role, params=self.params).text
+        reply = self.llm.chat(self._conversation(), role=role, params=self.params).text
         self.messages.append({"role": "assistant", "content": reply})
         return reply
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, MethodNeeds,
-                           Observation, RoleParams, StreamContext, TaskInfo)
+                           Observation, RoleParams, StreamContext, TaskInfo, mark_history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.clin import prompts, scripted
@@ -183,9 +183,11 @@ class ClinMethod(Method):
         recent = within_tokens(self.turns[-self.config.history:], self.config.history_tokens)
         if len(recent) < len(self.turns):
             messages[-1]["content"] += "\n\n" + prompts.OMITTED.format(n=len(self.turns) - len(recent))
+        turns = []
         for reply, _, seen in recent:
-            messages.append({"role": "assistant", "content": reply})
-            messages.append({"role": "user", "content": prompts.TURN.format(observation=seen)})
+            turns.append({"role": "assistant", "content": reply})
+            turns.append({"role": "user", "content": prompts.TURN.format(observation=seen)})
+        messages += mark_history(turns, keep_last=2)  # the task and the latest turn stay
         state = free_state(self.tools, observation)
         messages[-1] = {"role": "user",
                         "content": f"{messages[-1]['content']}\n\n{prompts.NEXT.format(state=state)}"}

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, MethodNeeds,
-                           Observation, RoleParams, StreamContext, TaskInfo)
+                           Observation, Prompt, PromptPart, RoleParams, StreamContext, TaskInfo,
+                           fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.clin import free_state, gold_cap, parse_action, stop_reason
@@ -306,23 +307,24 @@ class StepMethod(Method):
 
     # -- prompts
 
-    def _chat(self, role: str, content: str, history: str = "") -> str:
+    def _chat(self, role: str, content: str, history: Sequence[PromptPart] = ()) -> str:
         system = prompts.SYSTEM.format(instructions=self.task.manual().strip())
-        user = f"{history}\n\n{content}" if history else content
+        # the history's turns are what the context window may drop (lifebench.api.prompt)
+        user = Prompt([*history, fixed("\n\n" + content)]) if history else content
         return self.ctx.llm.chat([{"role": "system", "content": system},
                                   {"role": "user", "content": user}],
                                  role=role, params=self.params).text
 
-    def _history(self, n: int) -> str:
-        lines = [f"The task as first stated: {self.first}"]
-        lines += [prompts.TURN.format(action=a, observation=o) for a, o in self.turns[-n:]]
-        return "\n\n".join(lines)
+    def _history(self, n: int) -> list[PromptPart]:
+        """The task as first stated (kept), then the last `n` turns, the latest kept."""
+        turns = [prompts.TURN.format(action=a, observation=o) for a, o in self.turns[-n:]]
+        return _joined([f"The task as first stated: {self.first}", *turns], keep_first=True)
 
-    def _subtask_history(self) -> str:
+    def _subtask_history(self) -> list[PromptPart]:
         """The failed subtask's last turns, with the rationale of each action."""
         lines = [f"Reason: {r}\n" + prompts.TURN.format(action=a, observation=o)
                  for r, a, o in self.subtask_turns[-self.config.history:]]
-        return "\n\n".join(lines)
+        return _joined(lines, keep_first=False)
 
     def _state(self) -> str:
         if self.step_state is None:
@@ -370,3 +372,14 @@ class StepMethod(Method):
     def load_state(self, state: Any) -> None:
         self.memory.load((state or {}).get("trials"))
         self.strategies = dict((state or {}).get("strategies", {}))
+
+
+def _joined(lines: list[str], keep_first: bool) -> list[PromptPart]:
+    """`lines` joined by blank lines, as parts: every line history but the last (and the
+    first, with `keep_first`)."""
+    parts = []
+    for i, line in enumerate(lines):
+        text = line + ("\n\n" if i < len(lines) - 1 else "")
+        kept = i == len(lines) - 1 or (keep_first and i == 0)
+        parts.append(fixed(text) if kept else history(text))
+    return parts
