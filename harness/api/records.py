@@ -481,7 +481,8 @@ class RunManifest:
     python: str
     platform: str
     cpu_count: Optional[int]
-    # the model's endpoint as the run found it: served, its context window and where from
+    # the model's endpoint as the run found it: served, its context window and where from,
+    # and (set when the run ends) what the clients sent otherwise than asked ("adapted")
     llm_endpoint: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:

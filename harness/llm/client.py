@@ -56,6 +56,11 @@ class EndpointQuirks:
     # and one cut before it is all reasoning
     opens_reasoning: bool = False
 
+    def adaptations(self) -> list[str]:
+        """What is sent otherwise than asked, for the run's manifest."""
+        return ((["seed not sent (the endpoint refused it)"] if not self.send_seed else [])
+                + ([f"{self.cap_field} sent for max_tokens"] if self.cap_field != "max_tokens" else []))
+
 
 _quirks: dict[str, EndpointQuirks] = {}
 
@@ -228,6 +233,10 @@ class LLMClient:
         if tools and not text_tools:
             request["tools"] = list(tools)
         return request
+
+    def adaptations(self) -> list[str]:
+        """What this endpoint was found not to take, and what is sent instead."""
+        return self._quirks.adaptations()
 
     def take_reasoning(self) -> str:
         """The reasoning of the calls since the last take (for the trajectory's step)."""

@@ -33,6 +33,8 @@ class UnitFinished:
     # Why the unit stopped before its last position (a lifelong stream cannot skip an
     # episode); None when it ran to the end.
     stopped: Optional[str] = None
+    # what its LLM client learned to leave out for the endpoint ("seed not sent", ...)
+    adapted: tuple[str, ...] = ()
 
 
 @dataclass

@@ -80,6 +80,9 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
             outcome = make_executor(execution).run(plan.units, store, progress.update)
         finally:
             progress.close()
+        if outcome.adapted:  # a refused seed, say: the manifest says what was sent instead
+            store.amend_last_manifest(llm_endpoint={**(endpoint or {}),
+                                                    "adapted": sorted(outcome.adapted)})
     outcome.already_done = plan.already_done
     outcome.contexts_built, outcome.contexts_failed = contexts.contexts_built, contexts.contexts_failed
     return outcome

@@ -216,10 +216,14 @@ class _UnitPlayer:
                     self.emit(UnitFinished(self.unit.unit_id, stopped=(
                         f"stream {self.stream.stream_id} stopped at episode {position} "
                         f"({instance_id}, trial {trial}): {record.status} after {attempt + 1} "
-                        f"attempt(s): {record.error}")))
+                        f"attempt(s): {record.error}"), adapted=self._adapted()))
                     return
                 break
-        self.emit(UnitFinished(self.unit.unit_id))
+        self.emit(UnitFinished(self.unit.unit_id, adapted=self._adapted()))
+
+    def _adapted(self) -> tuple[str, ...]:
+        llm = self.holder.llm
+        return tuple(llm.adaptations()) if llm is not None else ()
 
     def _given(self, position: int) -> Optional[GivenContext]:
         if not self.stream.context:

@@ -38,6 +38,7 @@ class RunOutcome:
     contexts_built: int = 0
     contexts_failed: int = 0  # instance contexts not built after their retries
     overflowed: int = 0  # results that ended at the model's context window
+    adapted: set[str] = field(default_factory=set)  # the LLM clients' endpoint adaptations
     cut_calls: CutCalls = field(default_factory=CutCalls)  # of the results' LLM calls
 
 
@@ -84,6 +85,7 @@ class Writer:
             self._count_context(event.unit_id, event.record.status, event.record.attempt)
         elif isinstance(event, UnitFinished):
             self.in_flight.pop(event.unit_id, None)
+            self.outcome.adapted.update(event.adapted)
             if event.stopped:
                 self.outcome.stopped.append(event.stopped)
         elif isinstance(event, RunAborted):

@@ -252,9 +252,20 @@ class ResultsStore:
         runs = self._manifest_runs()
         return RunManifest.from_dict(runs[-1]) if runs else None
 
+    def amend_last_manifest(self, **fields: Any) -> None:
+        """Set `fields` in the last manifest entry (what a run learned as it went)."""
+        runs = self._manifest_runs()
+        if not runs:
+            return
+        runs[-1].update(fields)
+        self._write_manifest(runs)
+
     def add_manifest(self, manifest: RunManifest) -> None:
         runs = self._manifest_runs()
         runs.append(manifest.to_dict())
+        self._write_manifest(runs)
+
+    def _write_manifest(self, runs: list[dict[str, Any]]) -> None:
         try:
             atomic_write(self.out / MANIFEST_FILE,
                          json.dumps({"runs": runs}, indent=2, sort_keys=True, default=str))

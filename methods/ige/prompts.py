@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from lifebench.api import Prompt, PromptPart, fixed
+from lifebench.api import history as history_part
+
 from lifebench.methods.ige.archive import Entry
 
 STRATEGY = """\
@@ -99,10 +102,11 @@ def select(task: str, facts: Optional[str], blocks: Sequence[str], scored: bool)
     return "\n\n".join(parts)
 
 
-def explore(history: str, tried: Sequence[str], lost: Sequence[str],
-            listed: Optional[Sequence[str]], possible: int) -> str:
-    parts = [EXPLORE_HEAD, f"The path from the start to the current state:\n{history}"]
-    parts.append(f"Already tried from the current state: {_listing(tried)}")
+def explore(history: Sequence[PromptPart], tried: Sequence[str], lost: Sequence[str],
+            listed: Optional[Sequence[str]], possible: int) -> Prompt:
+    """The Explore prompt; its path's earlier steps are history the context window may
+    drop (lifebench.api.prompt)."""
+    parts = [f"Already tried from the current state: {_listing(tried)}"]
     if lost:
         parts.append(f"These lost the game from the current state before: {_listing(lost)}")
     if listed is not None:
@@ -111,17 +115,19 @@ def explore(history: str, tried: Sequence[str], lost: Sequence[str],
         parts.append(f"{possible} actions are possible now (too many to list): write one in "
                      f"the syntax the manual gives.")
     parts.append(EXPLORE_RULES)
-    return "\n\n".join(parts)
+    head = f"{EXPLORE_HEAD}\n\nThe path from the start to the current state:\n"
+    return Prompt([fixed(head), *history, fixed("\n\n" + "\n\n".join(parts))])
 
 
-def history(first: str, steps: Sequence[tuple[str, str]], keep: int) -> str:
-    """The path as text: the first observation, then each action and what it showed (the
-    last `keep` steps, all when `keep` is 0)."""
-    lines = [f"Start: {first.strip()}"]
+def history(first: str, steps: Sequence[tuple[str, str]], keep: int) -> list[PromptPart]:
+    """The path as text parts: the first observation, then each action and what it showed
+    (the last `keep` steps, all when `keep` is 0); the steps but the last are history."""
+    lines = [(f"Start: {first.strip()}", False)]
     shown = steps if keep <= 0 else steps[-keep:]
     if len(shown) < len(steps):
-        lines.append(f"({len(steps) - len(shown)} earlier steps not shown)")
-    for action, observation in shown:
-        lines.append(f"> {action}\n{observation.strip()}")
-    lines.append("(the last observation above is the current state)")
-    return "\n".join(lines)
+        lines.append((f"({len(steps) - len(shown)} earlier steps not shown)", False))
+    for number, (action, observation) in enumerate(shown, start=1):
+        lines.append((f"> {action}\n{observation.strip()}", number < len(shown)))
+    lines.append(("(the last observation above is the current state)", False))
+    return [(history_part if dropped else fixed)(text + ("\n" if i < len(lines) - 1 else ""))
+            for i, (text, dropped) in enumerate(lines)]

@@ -86,6 +86,9 @@ def test_a_refused_seed_and_max_tokens_are_dropped_once_and_said(cli, llm_server
     assert sum(1 for r in asked if "seed" in r) == 1  # the one refused
     assert all("max_completion_tokens" in r for r in asked[2:])
     assert all(r["status"] == "ok" for r in read_records(tmp_path / "run"))
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())["runs"][-1]
+    assert manifest["llm_endpoint"]["adapted"] == ["max_completion_tokens sent for max_tokens",
+                                                   "seed not sent (the endpoint refused it)"]
 
 
 def test_a_server_without_tool_calling_stops_the_run_or_takes_them_as_text(cli, llm_server, tmp_path):

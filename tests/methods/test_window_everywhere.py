@@ -24,6 +24,7 @@ SCRIPTED = {
     "rap": ("--benchmark", "corridor", "--split", "tiny"),
     "clin": ("--benchmark", "corridor", "--split", "tiny", "--trials", "2"),
     "step": ("--benchmark", "corridor", "--split", "tiny", "--trials", "2"),
+    "ige": ("--benchmark", "corridor", "--split", "tiny"),
 }
 
 
