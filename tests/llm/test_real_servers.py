@@ -59,10 +59,14 @@ def test_replies_cut_at_max_tokens_are_counted_and_said(cli, llm_server, tmp_pat
     assert len({r["method_config_hash"] for r in read_records(out)}) == 2
 
 
-def test_an_overflowing_prompt_ends_its_episode_once_without_retry(cli, llm_server, tmp_path):
-    srv = llm_server(policy="plancraft", flavour="vllm", max_model_len=900, models=("qwen3",))
+@pytest.mark.parametrize("how", ["--no-trim", "no window known"])
+def test_an_overflowing_prompt_ends_its_episode_once_without_retry(cli, llm_server, tmp_path, how):
+    # "no window known": the server lists no model, so its window is not reported
+    srv = llm_server(policy="plancraft", flavour="vllm", max_model_len=900,
+                     models=("qwen3",) if how == "--no-trim" else ())
     out = tmp_path / "run"
-    result = react(cli, srv, out, "--retries", "2", "--max-steps", "30", "--no-trim")
+    result = react(cli, srv, out, "--retries", "2", "--max-steps", "30",
+                   *([how] if how.startswith("--") else []))
     assert result.returncode == 0, result.stderr
     records = read_records(out)
     assert len(records) == 2, "never retried as an infrastructure failure"
