@@ -71,10 +71,11 @@ def mark_groups(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, An
     return out
 
 
-def filled(template: str, field: str, parts: Sequence[PromptPart]) -> Prompt:
-    """`template` with `{field}` replaced by `parts` (the template's text is fixed; it has
-    no other fields)."""
-    head, marker, tail = template.partition("{" + field + "}")
-    if not marker:
+def filled(template: str, field: str, parts: Sequence[PromptPart], **values: Any) -> Prompt:
+    """`template.format(field=<the parts' text>, **values)` as a Prompt: the template's own
+    text and the other values are fixed, `parts` keep their marks."""
+    sentinel = "\x00lifebench-parts\x00"
+    head, found, tail = template.format(**{field: sentinel}, **values).partition(sentinel)
+    if not found:
         raise ValueError(f"the template has no {{{field}}}")
     return Prompt([PromptPart(head), *parts, PromptPart(tail)])

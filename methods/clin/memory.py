@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Sequence
 
-from lifebench.api import EpisodeOutcome, Status
+from lifebench.api import EpisodeOutcome, Prompt, PromptPart, Status, filled, fixed, history
 
 from lifebench.methods.clin import prompts
 
@@ -55,20 +55,24 @@ def report(outcome: EpisodeOutcome, score_range: Optional[tuple[float, float]]) 
     return f"{', '.join(parts)}. This means: {band(fraction)}."
 
 
-def trace(task_text: str, transitions: Sequence[tuple[str, str]]) -> str:
+def trace(task_text: str, transitions: Sequence[tuple[str, str]]) -> list[PromptPart]:
+    """The episode as text parts, one per line: the task and the last transition stay, the
+    transitions before it are history the context window may drop (lifebench.api.prompt)."""
     lines = [f"Task: {task_text}"]
     lines += [f"Action: {action}\nObservation: {observation}" for action, observation in transitions]
-    return "\n".join(lines)
+    return [(fixed if i in (0, len(lines) - 1) else history)(line + ("\n" if i < len(lines) - 1 else ""))
+            for i, line in enumerate(lines)]
 
 
-def summary_prompt(trace_text: str, report_text: str, previous: Sequence[Trial]) -> str:
+def summary_prompt(trace_parts: Sequence[PromptPart], report_text: str,
+                   previous: Sequence[Trial]) -> Prompt:
     entries = "\n".join(prompts.PREVIOUS_ENTRY.format(number=i + 1, learnings=t.learnings,
                                                       report=t.report)
                         for i, t in enumerate(previous))
-    return prompts.SUMMARY.format(
-        previous_note=prompts.PREVIOUS_NOTE if previous else "",
-        previous=prompts.PREVIOUS.format(entries=entries) if previous else "",
-        trace=trace_text, report=report_text)
+    return filled(prompts.SUMMARY, "trace", trace_parts,
+                  previous_note=prompts.PREVIOUS_NOTE if previous else "",
+                  previous=prompts.PREVIOUS.format(entries=entries) if previous else "",
+                  report=report_text)
 
 
 class InstanceMemory:

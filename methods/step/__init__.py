@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence
 
 from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, MethodNeeds,
                            Observation, Prompt, PromptPart, RoleParams, StreamContext, TaskInfo,
-                           fixed, history)
+                           filled, fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.clin import free_state, gold_cap, parse_action, stop_reason
@@ -343,18 +343,18 @@ class StepMethod(Method):
         report_text = report(outcome, self.ctx.benchmark.score_range)
         if self.stopped:
             report_text = f"{report_text} (Stopped early: {self.stopped}.)"
-        trace_text = trace(self.first or "", outcome.transitions)
+        trace_parts = trace(self.first or "", outcome.transitions)
         summary = self.ctx.llm.chat(
             [{"role": "system", "content": SUMMARY_SYSTEM},
-             {"role": "user", "content": summary_prompt(trace_text, report_text,
+             {"role": "user", "content": summary_prompt(trace_parts, report_text,
                                                         self.memory.last(key, self.config.memory_trials))}],
             role="summary", params=self.summary_params).text.strip()
         self.memory.add(key, Trial(summary, report_text))
         rewarded = [step.action for step in outcome.trajectory[1:] if step.reward and step.reward > 0]
         strategy = self.ctx.llm.chat(
             [{"role": "system", "content": SUMMARY_SYSTEM},
-             {"role": "user", "content": prompts.STRATEGY_WRITE.format(
-                 trace=trace_text, report=report_text,
+             {"role": "user", "content": filled(
+                 prompts.STRATEGY_WRITE, "trace", trace_parts, report=report_text,
                  rewarded="\n".join(f"- {a}" for a in rewarded) or "none")}],
             role="strategy", params=self.strategy_params).text
         self.strategies[key] = strategy.split("STRATEGY", 1)[-1].strip()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from lifebench.api import filled
 from lifebench.testing import read_records
 
 MARKER = "left out here to fit the model's context window"
@@ -121,3 +122,45 @@ def test_reflexion_fits_its_reflection_and_keeps_the_task_and_the_last_step(cli,
     # the reflection is memory, a fixed part: every prompt of the second trial holds it
     second = [r for r in srv.requests() if "did not succeed" not in r["messages"][0]["content"]][30:]
     assert second and all("Open the fridge first." in str(r["messages"]) for r in second)
+
+
+def test_an_episode_summary_keeps_the_task_and_the_last_step(cli, llm_server, tmp_path):
+    """CLIN's summary of a 30-step trace (STEP writes its summary and its strategy from the
+    same trace parts): fitted to a 700-word window, it keeps its instructions, the task, the
+    last step and the report."""
+    method = "clin"
+    srv = llm_server(script=[{"match": "turns an agent's attempts into learnings",
+                              "replies": ["1. Open the fridge first. STRATEGY: look less."]},
+                             "Thought: I look.\nAction: look"],
+                     flavour="vllm", max_model_len=700, models=("m",))
+    result = run(cli, srv, tmp_path / "out", method, "--benchmark", "alfworld", "--split",
+                 "valid_unseen", "--limit", "1", "--max-steps", "30", "--method-arg",
+                 "repeat_stop=0", "--method-arg", "memory_trials=0", "--max-tokens", "64")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(tmp_path / "out")
+    assert record["status"] in ("ok", "budget_exhausted") and record["steps"] >= 20, record
+    summaries = [r["messages"][1]["content"] for r in srv.requests()
+                 if "into learnings" in r["messages"][0]["content"]]
+    assert summaries and all(MARKER in text for text in summaries)
+    for text in summaries:
+        task = text.index("Task: ")
+        assert text.index(MARKER) > task and "Action: look\nObservation:" in text[text.index(MARKER):]
+        assert text.count("Action: look") < 30
+
+
+def test_the_trace_parts_read_as_the_prompts_did():
+    """STEP's strategy prompt and CLIN's summary are their templates filled with the trace:
+    the same text as before, the steps between the task and the last one marked history."""
+    from lifebench.methods.clin.memory import Trial, summary_prompt, trace
+    from lifebench.methods.step import prompts
+
+    steps = [("go east", "You see a {door}."), ("open door", "It opens."), ("go in", "Dark.")]
+    parts = trace("find the {key}", steps)
+    lines = ["Task: find the {key}"] + [f"Action: {a}\nObservation: {o}" for a, o in steps]
+    assert "".join(p.text for p in parts) == "\n".join(lines)
+    assert [p.history for p in parts] == [False, True, True, False]
+    strategy = filled(prompts.STRATEGY_WRITE, "trace", parts, report="r", rewarded="none")
+    assert strategy == prompts.STRATEGY_WRITE.format(trace="\n".join(lines), report="r",
+                                                     rewarded="none")
+    summary = summary_prompt(parts, "report", [Trial("1. look first", "failed")])
+    assert "\n".join(lines) in summary and [p.history for p in summary.parts].count(True) == 2
