@@ -330,6 +330,9 @@ class MethodNeeds:
     # and a step that ends the game without success ends only that branch; the episode ends
     # when the method acts again without restoring.
     restore: bool = False
+    # Offers the model tools (`ctx.llm.chat(..., tools=...)`): `--llm-tool-protocol` is
+    # then part of its streams' identity (for other methods it changes nothing).
+    tools: bool = False
 
 
 @dataclass(frozen=True)

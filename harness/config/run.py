@@ -220,7 +220,7 @@ class LLMConfig:
         "native", flag="--llm-tool-protocol", toml="llm_tool_protocol",
         help="how methods that call tools offer them: native (the tools field) or text (the "
              "tools described in the prompt, the call read from a JSON reply), for servers "
-             "without tool calling; part of each stream's identity")
+             "without tool calling; part of the identity of streams of methods that offer tools")
     context_window: Optional[int] = option(
         None, flag="--context-window", toml="context_window", minimum=256,
         help="the model's context window in tokens (default: what the server's /v1/models "
@@ -236,16 +236,17 @@ class LLMConfig:
     backoff_s: float = option(1.0, flag=None, toml=None, minimum=0, help="first backoff")
     backoff_max_s: float = option(60.0, flag=None, toml=None, minimum=0, help="longest backoff")
 
-    def answer_settings(self) -> dict[str, Any]:
+    def answer_settings(self, tools: bool = True) -> dict[str, Any]:
         """The settings that change what the model answers, where they differ from the
         defaults: they join the method config's hash (a stream's identity), so records
-        made under other settings are never pooled with these."""
+        made under other settings are never pooled with these. `tools`: whether the method
+        offers tools (the tool protocol changes nothing for one that does not)."""
         out: dict[str, Any] = {}
         if self.max_tokens is not None:
             out["max_tokens"] = self.max_tokens
         if self.extra_body is not None:
             out["extra_body"] = json.loads(self.extra_body)
-        if self.tool_protocol != "native":
+        if self.tool_protocol != "native" and tools:
             out["tool_protocol"] = self.tool_protocol
         if not self.trim:
             out["trim"] = False

@@ -186,7 +186,7 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                     method_config=method_config,
                                     method_config_hash=method_config_hash(
                                         m, method_config,
-                                        config.llm.answer_settings() if needs.llm else None),
+                                        config.llm.answer_settings(needs.tools) if needs.llm else None),
                                     method_version=cls.version,
                                     allow_unconfined_code=config.allow_unconfined_code,
                                     model=config.model if needs.llm else None, seed=seed,

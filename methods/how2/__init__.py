@@ -69,7 +69,7 @@ class How2Method(Method):
     name = "how2"
     version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = How2Config
-    needs = MethodNeeds(llm=True, teacher=True)
+    needs = MethodNeeds(llm=True, teacher=True, tools=True)
     context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "
                    "the memory roles' system messages")
     tables = (how2_tables,)

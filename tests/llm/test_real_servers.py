@@ -258,3 +258,18 @@ def test_doctor_reports_what_the_endpoint_does_and_writes_a_profile(cli, llm_ser
     dead = cli("doctor", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--profile",
                str(profile))
     assert dead.returncode == 1 and "| reachable        | no" in dead.stdout
+
+
+def test_the_tool_protocol_is_part_of_the_identity_of_methods_that_offer_tools():
+    from lifebench.config.run import LLMConfig, RunConfig
+    from lifebench.runner.streams import expand
+
+    def hashes(protocol: str) -> dict[str, str]:
+        config = RunConfig(benchmarks=("plancraft",), splits=("val.small",), methods=("react", "how2"),
+                           limit=1, model="m",
+                           llm=LLMConfig(base_url="http://127.0.0.1:9/v1", tool_protocol=protocol))
+        return {s.method: s.method_config_hash for s in expand(config)}
+
+    native, text = hashes("native"), hashes("text")
+    assert native["react"] == text["react"], "ReAct offers no tools: the protocol changes nothing"
+    assert native["how2"] != text["how2"]
