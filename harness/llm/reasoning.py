@@ -20,6 +20,7 @@ _TAGS = (("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>",
          ("<reflection>", "</reflection>"), ("<|begin_of_thought|>", "<|end_of_thought|>"))
 _FIELDS = ("reasoning_content", "reasoning")
 _SPACE = re.compile(r"^\s+")
+_BLANK = re.compile(r"\s*")
 
 
 def split_reasoning(message: dict[str, Any], opened_in_prompt: bool = False,
@@ -47,24 +48,25 @@ def closes_only(content: str) -> bool:
 def split_tagged(content: str) -> tuple[str, str]:
     """(reasoning, answer) of text that may hold reasoning between tags: every tagged block
     at its start, a block left open (all reasoning), or a closing tag alone (everything
-    before it is reasoning)."""
+    before it is reasoning). Linear in the text's length, however many blocks it holds."""
+    lowered = content.lower()
     reasoning: list[str] = []
-    rest = content
+    at = 0
     while True:
-        stripped = rest.lstrip()
+        start = _BLANK.match(lowered, at).end()
         for opening, closing in _TAGS:
-            if stripped[:len(opening)].lower() == opening:
-                end = stripped.lower().find(closing, len(opening))
+            if lowered.startswith(opening, start):
+                end = lowered.find(closing, start + len(opening))
                 if end < 0:  # never closed: cut at the token cap, or no answer at all
-                    reasoning.append(stripped[len(opening):].strip())
+                    reasoning.append(content[start + len(opening):].strip())
                     return "\n\n".join(r for r in reasoning if r), ""
-                reasoning.append(stripped[len(opening):end].strip())
-                rest = stripped[end + len(closing):]
+                reasoning.append(content[start + len(opening):end].strip())
+                at = end + len(closing)
                 break
         else:
             break
+    rest = content[at:]
     if not reasoning:
-        lowered = rest.lower()
         for opening, closing in _TAGS:  # the template opened the tag in the prompt
             end = lowered.find(closing)
             if end >= 0 and opening not in lowered[:end]:

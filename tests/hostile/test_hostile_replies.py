@@ -34,3 +34,17 @@ def test_a_deeply_nested_reply_is_the_methods_parse_failure(llm_server, results_
     (record,) = read_records(results_dir)
     assert record["status"] in ("ok", "budget_exhausted") and not record["success"]
     assert record["error"] is None
+
+
+def test_reasoning_and_text_tool_calls_are_read_in_one_pass_of_a_hostile_reply():
+    """200,000 reasoning blocks, or 200,000 code fences, in one reply (the transport lets
+    8 MB through): the answer after the blocks is found, no call is made up, each in one
+    pass (a pattern search per block was quadratic: minutes)."""
+    from lifebench.llm.reasoning import split_tagged
+    from lifebench.llm.text_tools import read_tool_call
+
+    reasoning, answer = split_tagged("<think>a</think> " * 200_000 + "move: from [I1] to [A1]")
+    assert answer == "move: from [I1] to [A1]" and reasoning.count("a") == 200_000
+    assert read_tool_call("```" * 200_000) is None
+    assert read_tool_call("```json\n{" * 100_000) is None
+    assert read_tool_call("```" * 1000 + '```json\n{"tool": "act", "arguments": {}}\n```').name == "act"
