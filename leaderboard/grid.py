@@ -64,7 +64,8 @@ def cells_of(records: list[EpisodeRecord], trials: Optional[str] = None) -> list
         else:
             cell.failures += 1
     for cell in cells.values():
-        cell.results = aggregate_trials(cell.results, trial_aggregation(cell.benchmark, trials))
+        cell.results = aggregate_trials(cell.results, trial_aggregation(cell.benchmark, trials,
+                                                                        cell.method))
     return sorted(cells.values(), key=lambda c: (c.benchmark, c.benchmark_config_hash, c.split,
                                                  c.method, c.context, c.model or "", c.budget,
                                                  c.method_version, c.method_config_hash,
@@ -85,34 +86,56 @@ def _budget_shown(cell: Cell) -> str:
     return "/".join(map(str, budgets))
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """A cell's mean of one metric over its (trial-aggregated) results, with its 95% CI."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+def estimate(cell: Cell, metric: str) -> Estimate:
+    """Success rate or mean score of the cell with its 95% interval: bounded (on the
+    score's range where the benchmark declares one), cluster-robust where several episodes
+    share a task family (they are not independent), else a t interval."""
+    n = len(cell.results)
+    families = [r.task_family for r in cell.results]
+    clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
+    clusters = families if clustered else None
+    if metric == "success":
+        values = [float(r.success) for r in cell.results]
+        low, high = bounded_interval(values, 0.0, 1.0, clusters)
+    else:
+        values = [r.score for r in cell.results]
+        bounds = score_range(cell.benchmark)
+        if bounds is not None:  # the same interval as success's, on the score's range
+            low, high = bounded_interval(values, *bounds, clusters)
+        elif clustered:
+            low, high = clustered_interval(values, families)
+        else:
+            low, high = t_interval(values)
+    return Estimate(fmean(values) if n else math.nan, low, high, n)
+
+
 def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
             context_ambiguous: bool = False, version_ambiguous: bool = False) -> dict[str, str]:
     """The cell's value of every column of COLUMNS."""
     n = len(cell.results)
-    wins = sum(r.success for r in cell.results)
     families = [r.task_family for r in cell.results]
     clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
-    # episodes of one task family are not independent: cluster-robust intervals
-    clusters = families if clustered else None
-    scores = [r.score for r in cell.results]
-    low, high = bounded_interval([float(r.success) for r in cell.results], 0.0, 1.0, clusters)
-    bounds = score_range(cell.benchmark)
-    if bounds is not None:  # the same interval as success's, on the score's range
-        score_low, score_high = bounded_interval(scores, *bounds, clusters)
-    elif clustered:
-        score_low, score_high = clustered_interval(scores, families)
-    else:
-        score_low, score_high = t_interval(scores)
+    success, score = estimate(cell, "success"), estimate(cell, "score")
     method = method_label(cell.method, cell.method_config_hash, None, ambiguous, cell.context,
                           cell.context_config_hash, context_ambiguous,
                           cell.method_version if version_ambiguous else "")
     return {
         "split": cell.split, "method": method, "model": cell.model or "—",
-        "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials),
-        "episodes": str(n), "success": _fmt(wins / n if n else math.nan),
-        "95% CI": f"[{_fmt(low)}, {_fmt(high)}]" if not math.isnan(low) else "—",
-        "mean score": _fmt(fmean(scores) if n else math.nan),
-        "score 95% CI": f"[{_fmt(score_low)}, {_fmt(score_high)}]" if not math.isnan(score_low) else "—",
+        "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials, cell.method),
+        "episodes": str(n), "success": _fmt(success.mean),
+        "95% CI": f"[{_fmt(success.low)}, {_fmt(success.high)}]" if not math.isnan(success.low) else "—",
+        "mean score": _fmt(score.mean),
+        "score 95% CI": f"[{_fmt(score.low)}, {_fmt(score.high)}]" if not math.isnan(score.low) else "—",
         "clusters": str(len(set(families))) if clustered else "—",
         "mean steps": _fmt(fmean(r.steps for r in cell.results) if n else math.nan, 2),
     }

@@ -89,9 +89,9 @@ def grouped(records: list[EpisodeRecord], trials: Optional[str] = None
                 Arm(r.method, r.method_config_hash, r.model, r.context,
                     r.context_config_hash, r.method_version)].append(r)
     for group, arms in out.items():
-        how = trial_aggregation(group.benchmark, trials)
         for arm in arms:
-            arms[arm] = aggregate_trials(arms[arm], how)
+            arms[arm] = aggregate_trials(arms[arm], trial_aggregation(group.benchmark, trials,
+                                                                      arm.method))
     return out
 
 

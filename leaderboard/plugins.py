@@ -4,6 +4,7 @@ contract's defaults: its numbers are still tabled, without its own columns and t
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional, Sequence
 
 from lifebench import registry
@@ -34,12 +35,39 @@ def _context_class(name: str) -> type:
     return _class_or(registry.context_class, name, ContextProvider)
 
 
-def trial_aggregation(benchmark: str, override: Optional[str] = None) -> str:
-    return override or _benchmark_class(benchmark).trial_aggregation
+def trial_aggregation(benchmark: str, override: Optional[str] = None,
+                      method: Optional[str] = None) -> str:
+    """How an instance's trials count: the reader's `--trials`, else the method's protocol
+    on the benchmark (Reflexion: the best of its trials), else the benchmark's rule."""
+    return override or (method and _scored_trial(method, benchmark)) \
+        or _benchmark_class(benchmark).trial_aggregation
+
+
+@functools.lru_cache(maxsize=None)
+def _scored_trial(method: str, benchmark: str) -> Optional[str]:
+    try:
+        bench = registry.get_benchmark(benchmark)
+    except UserError:  # not installed here: the benchmark's rule
+        return None
+    return _method_class(method).protocol(bench).scored_trial
+
+
+def grouped_trial_aggregation(benchmark: str, methods: Sequence[str],
+                              override: Optional[str] = None) -> str:
+    """The rule for comparing arms of several methods on one benchmark split: per episode
+    (`all`) only when every method keeps all its trials, else per instance."""
+    rules = {trial_aggregation(benchmark, override, m) for m in methods} or {"all"}
+    return "all" if rules == {"all"} else next(iter(sorted(rules - {"all"})))
 
 
 def per_task_metric(benchmark: str) -> str:
     return _benchmark_class(benchmark).per_task_metric
+
+
+def primary_metric(benchmark: str) -> str:
+    """The grid table's number for the benchmark: "success" (a rate) or "score" (a mean)."""
+    cls = _benchmark_class(benchmark)
+    return cls.primary_metric or cls.per_task_metric
 
 
 def has_budget_curves(benchmark: str) -> bool:

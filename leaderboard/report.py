@@ -1,4 +1,4 @@
-"""The leaderboard report: one table per benchmark, methods x models where a split ran on
+"""The leaderboard report: the grid table (methods x benchmarks), then one table per benchmark, methods x models where a split ran on
 several models, then the plugins' own tables (e.g. Crafter's achievements, How²'s Table 1),
 per-task tables and success within k steps; with a plots directory, the figures too. As
 CSV: the grid only, one table per file."""
@@ -10,7 +10,8 @@ from typing import Optional
 
 from lifebench.api.errors import UserError
 from lifebench.leaderboard.grid import benchmark_tables, grid
-from lifebench.leaderboard.loading import load_nonempty
+from lifebench.leaderboard.headline import headline_table
+from lifebench.leaderboard.loading import load_nonempty, manifests_of
 from lifebench.leaderboard.plugins import plugin_tables
 from lifebench.leaderboard.render import render, render_titled
 from lifebench.leaderboard.tables import budget_tables, model_tables, per_task_tables
@@ -32,7 +33,8 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
         headers, rows = grid(records, trials)
         return render(headers, rows, fmt)
     results = [r for r in records if r.is_result]
-    tables = (benchmark_tables(records, trials) + model_tables(records, trials)
+    headline = headline_table(records, manifests_of(directories), trials, fmt)
+    tables = ([headline] if headline else []) + (benchmark_tables(records, trials) + model_tables(records, trials)
               + plugin_tables(results) + per_task_tables(records, trials) + budget_tables(records, trials))
     text = "\n\n".join(render_titled(table, fmt) for table in tables)
     if plots is not None:

@@ -14,6 +14,7 @@ from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, Context
                                    InstanceContext, InstanceFacts, coverage, normalise_name)
 from lifebench.api.errors import (ContextOverflow, EndEpisode, EnvError, LLMError, UserError,
                                   unknown_name)
+from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
 from lifebench.api.prompt import (Prompt, PromptPart, filled, fixed, history, mark_groups,
                                   mark_history)
@@ -35,7 +36,7 @@ from lifebench.api.teaching import (TEACHER_STYLES, PlanStep, Teacher, TeacherPl
 __all__ = [
     # contracts
     "Benchmark", "Env", "EpisodeTools", "Method", "MethodNeeds", "NoConfig", "OraclePolicy",
-    "StreamContext", "episode_rng",
+    "StreamContext", "episode_rng", "EvaluationProtocol",
     # splits
     "CURRICULUM_SUFFIX", "base_split", "curriculum_split", "is_curriculum_split",
     "FEW_SHOT_QUERY_SUFFIX", "FEW_SHOT_SUPPORT_SUFFIX", "few_shot_base", "few_shot_splits",

@@ -24,6 +24,7 @@ from lifebench.api.declarations import (check_declarations, is_instance as _is, 
                                         names as _names, one_of as _one_of, value_range as _range,
                                         tables as _tables)
 from lifebench.api.errors import UserError, unknown_name
+from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.api.llm import ChatModel
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Step, TaskInfo
 from lifebench.api.reporting import PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, TableMaker
@@ -130,6 +131,8 @@ class Benchmark(abc.ABC):
     default_budget: ClassVar[int]
     # The splits `make bench` and a bare `lifebench run --benchmark X` use.
     default_splits: ClassVar[tuple[str, ...]] = ()
+    # The split that is the benchmark's column of `lifebench grid`; None: the first default.
+    headline_split: ClassVar[Optional[str]] = None
     # The split that methods which learn before testing (`needs.support`) learn from.
     support_split: ClassVar[Optional[str]] = None
     # Distributions whose versions the run manifest records.
@@ -161,6 +164,8 @@ class Benchmark(abc.ABC):
     trial_aggregation: ClassVar[str] = "all"
     # What the per-task table shows: "success" (a rate) or "score" (a mean).
     per_task_metric: ClassVar[str] = "success"
+    # The number of this benchmark's column in the grid table; None: `per_task_metric`.
+    primary_metric: ClassVar[Optional[str]] = None
     # The range of `score` (its intervals stay inside it); None: unbounded, or bounded
     # per instance (TextWorld's points), and then the score gets a t interval.
     score_range: ClassVar[Optional[tuple[float, float]]] = None
@@ -170,12 +175,14 @@ class Benchmark(abc.ABC):
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "default_budget": _is(int), "default_splits": _names,
+        "headline_split": _is(str, type(None)),
         "support_split": _is(str, type(None)), "packages": _names,
         "split_generators": _names, "task_family_key": _is(str, type(None)),
         "ray_resources": _is(dict), "environment": _names, "noop_action": _is(str),
         "guarded_actions": _names, "metrics": _metrics,
         "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),
         "per_task_metric": _one_of(PER_TASK_METRICS), "budget_curves": _is(bool),
+        "primary_metric": lambda v: None if v is None else _one_of(PER_TASK_METRICS)(v),
         "score_range": _range,
     }
 
@@ -205,6 +212,11 @@ class Benchmark(abc.ABC):
         split can be run here."""
         if split not in self.splits():
             raise unknown_name(f"split of {self.name}", split, self.splits())
+
+    @property
+    def headline(self) -> Optional[str]:
+        """The split of this benchmark's grid column."""
+        return self.headline_split or next(iter(self.default_splits), None)
 
     def generate_split(self, kind: str, n: int, seed: int) -> str:
         """Generate a split of `n` instances from `seed`; returns its name."""
@@ -399,6 +411,12 @@ class Method(abc.ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+
+    @classmethod
+    def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
+        """How this method is evaluated on `benchmark` as its paper did (trials, the scored
+        trial, arguments, smoke scale); any benchmark, a third party's too, gets an answer."""
+        return EvaluationProtocol()
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

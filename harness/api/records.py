@@ -484,6 +484,11 @@ class RunManifest:
     # the model's endpoint as the run found it: served, its context window and where from,
     # and (set when the run ends) what the clients sent otherwise than asked ("adapted")
     llm_endpoint: Optional[dict[str, Any]] = None
+    # the grid's cells that did not run, each {method, benchmark, split, reason, context}
+    refused: Optional[list[dict[str, str]]] = None
+    # per cell (method config on a benchmark split, context, model): its trials, scored
+    # trial and whether it ran at smoke scale (`lifebench.runner.streams.cell_protocols`)
+    cells: Optional[list[dict[str, Any]]] = None
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -15,6 +15,7 @@ from lifebench.cli.check import Check
 from lifebench.cli.compare import Compare
 from lifebench.cli.doctor import Doctor
 from lifebench.cli.export import Export
+from lifebench.cli.grid import Grid
 from lifebench.cli.leaderboard import Leaderboard
 from lifebench.cli.listing import List
 from lifebench.cli.new import New
@@ -22,7 +23,7 @@ from lifebench.cli.run import Run
 from lifebench.cli.splits import Splits
 from lifebench.cli.view import View
 
-COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Doctor, Cache, Leaderboard, Compare,
+COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Grid, Doctor, Cache, Leaderboard, Compare,
                                           Check, Export, View, New)
 
 

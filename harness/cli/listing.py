@@ -55,6 +55,7 @@ class List(SubCommand):
             needs = [k for k, v in dataclasses.asdict(cls.needs).items() if v]
             notes = [f"needs: {', '.join(needs)}"] if needs else []
             notes += ["no instance contexts"] if cls.context_use is None else []
+            notes += _protocol_notes(cls)
             print(f"{name}" + (f"  ({'; '.join(notes)})" if notes else ""))
 
     @staticmethod
@@ -79,6 +80,25 @@ class List(SubCommand):
             for split in bench.splits():
                 marker = " (default)" if split in bench.default_splits else ""
                 print(f"{name}:{split}{marker}")
+
+
+def _protocol_notes(cls: type) -> list[str]:
+    """What the method's protocol sets on the installed benchmarks, where it sets anything:
+    "3 trials, scored max", and arguments per benchmark."""
+    seen: dict[str, list[str]] = {}
+    for name in registry.benchmark_names():
+        try:
+            protocol = cls.protocol(registry.get_benchmark(name))
+        except UserError:
+            continue
+        parts = [f"{protocol.trials} trials"] if protocol.trials != 1 else []
+        parts += [f"scored {protocol.scored_trial}"] if protocol.scored_trial else []
+        parts += [f"{k}={v}" for k, v in sorted(protocol.method_args.items())]
+        if parts:
+            seen.setdefault(", ".join(parts), []).append(name)
+    if len(seen) == 1 and len(next(iter(seen.values()))) == len(registry.benchmark_names()):
+        return [f"protocol: {next(iter(seen))}"]
+    return [f"protocol on {', '.join(benches)}: {text}" for text, benches in seen.items()]
 
 
 def unavailable(name: str) -> Optional[str]:

@@ -28,10 +28,15 @@ class Run(SubCommand):
         file_values = load_spec_file(args.spec) if args.spec else {}
         config = RunConfig.from_sources(file_values, args)
         execution = from_sources(ExecutionConfig, file_values, args)
-        outcome = execute(config, execution)
-        print(summary_line(outcome, results_dir(config, execution)))
-        hint = failure_hint(outcome)
-        if hint:
-            print(f"error: {hint}", file=sys.stderr)
-            return EXIT_INCOMPLETE
-        return 0
+        return execute_and_report(config, execution)
+
+
+def execute_and_report(config: RunConfig, execution: ExecutionConfig, grid: bool = False) -> int:
+    """Run, print the summary line (and what is left to retry): the exit code."""
+    outcome = execute(config, execution, grid)
+    print(summary_line(outcome, results_dir(config, execution)))
+    hint = failure_hint(outcome)
+    if hint:
+        print(f"error: {hint}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return 0

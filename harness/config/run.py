@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional, Union
 from lifebench import registry
 from lifebench.api.budget import DEFAULT_BUDGET, Budget
 from lifebench.api.errors import UserError, unknown_name
+from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.config.options import check_toml_keys, from_sources, option, split_list
 from lifebench.config.plugins import (
     benchmark_config_hash,
@@ -267,7 +268,14 @@ class RunConfig:
     methods: tuple[str, ...] = option((), flag="--method", parse=parse_names, repeat=True,
                                       help="method name (repeatable or comma-separated)")
     seeds: tuple[int, ...] = option((0,), parse=parse_ints(0), help="comma-separated seeds")
-    trials: int = option(1, minimum=1, help="episodes per instance")
+    trials: Optional[int] = option(None, minimum=1, help="episodes per instance (default: each "
+                                   "method's protocol on each benchmark, e.g. Reflexion's 3; "
+                                   "see `lifebench list methods`)")
+    smoke: bool = option(False, help="prepare at each method's smoke scale (its protocol's "
+                                     "smoke arguments: fewer training iterations, a smaller "
+                                     "manual); the grid table labels such cells", show_default=False)
+    baseline: Optional[str] = option(None, parse=parse_text, help="the method the grid table "
+                                     "compares every other with (paired, Holm-corrected)")
     budgets: tuple[Budget, ...] = option(
         (DEFAULT_BUDGET,), flag="--budget", aliases=("--max-steps",), toml="budget",
         toml_aliases=("max_steps",), parse=parse_budgets, metavar="N,...",
@@ -367,10 +375,22 @@ class RunConfig:
         """The context providers asked for (`--context` without `none`)."""
         return tuple(c for c in self.contexts if c != registry.NO_CONTEXT)
 
-    def method_configs(self, method: str) -> list[Any]:
-        """The method's typed configs in this run (one per combination of its grid)."""
-        return plugin_configs("method", method, self.method_args.get(method, {}),
-                              self.method_grid.get(method, {}))
+    def protocol(self, method: str, benchmark: str) -> EvaluationProtocol:
+        """The method's declared protocol on the benchmark (with its config of this run)."""
+        bench = registry.get_benchmark(benchmark, self.benchmark_config(benchmark))
+        return registry.method_class(method).protocol(bench)
+
+    def method_configs(self, method: str, benchmark: Optional[str] = None) -> list[Any]:
+        """The method's typed configs in this run (one per combination of its grid); on a
+        benchmark, over its protocol's arguments there (the run's own win)."""
+        args = self.method_args.get(method, {})
+        if benchmark is not None:
+            args = {**self.protocol(method, benchmark).args(self.smoke), **args}
+        return plugin_configs("method", method, args, self.method_grid.get(method, {}))
+
+    def trials_for(self, method: str, benchmark: str) -> int:
+        """Episodes per instance: --trials, else the method's protocol on the benchmark."""
+        return self.trials if self.trials is not None else self.protocol(method, benchmark).trials
 
     def context_configs(self, provider: str) -> list[Any]:
         """A context provider's typed configs in this run (one per combination of its grid)."""
@@ -404,9 +424,17 @@ class RunConfig:
         identity = {
             "benchmarks": benchmarks, "methods": configs,
             "splits": {b: splits.get(b) for b in self.benchmarks}, "seeds": self.seeds,
-            "trials": self.trials, "budgets": budgets, "limit": self.limit,
+            "trials": self._trials_identity(), "budgets": budgets, "limit": self.limit,
             "instances": self.instances, "model": self.model,
         }
+        protocol_args = {m: {b: {k: v for k, v in self.protocol(m, b).args(self.smoke).items()
+                                 if k not in self.method_args.get(m, {})}  # the run's own win
+                             for b in self.benchmarks} for m in self.methods}
+        protocol_args = {m: {b: a for b, a in per.items() if a} for m, per in protocol_args.items()}
+        if any(protocol_args.values()):  # runs no protocol changes keep their ids
+            identity["protocol_args"] = {m: per for m, per in protocol_args.items() if per}
+        if self.smoke:
+            identity["smoke"] = True
         if self.contexts != (registry.NO_CONTEXT,):  # runs without contexts keep their ids
             identity["contexts"] = {
                 c: [context_config_hash(c, k) for k in self.context_configs(c)]
@@ -415,6 +443,13 @@ class RunConfig:
         if self.model and self.llm.answer_settings():  # runs with the defaults keep their ids
             identity["llm"] = self.llm.answer_settings()
         return short_hash(identity)
+
+    def _trials_identity(self) -> Any:
+        if self.trials is not None:
+            return self.trials
+        per = {m: {b: self.trials_for(m, b) for b in self.benchmarks} for m in self.methods}
+        flat = {t for by_bench in per.values() for t in by_bench.values()}
+        return 1 if flat <= {1} else per  # one trial everywhere: the id of `--trials 1`
 
     @property
     def resolved_run_id(self) -> str:
@@ -472,7 +507,7 @@ CHECK_TABLE = "check"
 def _spec_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
-        raise UserError(f"spec file {str(p)!r} not found; give a TOML file (see README, 'Spec files')")
+        raise UserError(f"spec file {str(p)!r} not found; give a TOML file (see docs/cli.md, 'Spec files')")
     try:
         return tomllib.loads(p.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -36,7 +36,7 @@ from lifebench.store.results import ResultsStore
 
 NAMESPACE = "lifebench"
 # Environment variables the workers of a local Ray instance need from the driver, besides
-# those the benchmarks declare (a remote cluster's nodes must have their own: see the README).
+# those the benchmarks declare (a remote cluster's nodes must have their own: see docs/running.md).
 _FORWARDED_PREFIXES = ("LIFEBENCH_", "PYTHONPATH")
 
 # Events go to the driver in batches: each yield is a round trip through Ray, too costly

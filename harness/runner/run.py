@@ -12,7 +12,7 @@ from lifebench.config.run import ExecutionConfig, RunConfig
 from lifebench.runner.contexts import given_contexts, plan_contexts
 from lifebench.runner.plan import attach_contexts, plan_units
 from lifebench.runner.progress import Progress
-from lifebench.runner.streams import expand, with_context_window
+from lifebench.runner.streams import Refusal, cell_protocols, expand, with_context_window
 from lifebench.runner.writer import Executor, RunOutcome
 from lifebench.store.manifest import environment_info, make_manifest
 from lifebench.store.results import ResultsStore
@@ -42,8 +42,11 @@ def plugin_distributions(config: RunConfig) -> set[str]:
     return {d for d in found if d and d != "lifebench"}
 
 
-def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
-    streams = expand(config)
+def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False) -> RunOutcome:
+    """Run `config`; as a grid (`lifebench grid`), cells that cannot run (no LLM given, no
+    oracle, the method's own reason) are refused and recorded instead of stopping the run."""
+    refused: list[Refusal] = []
+    streams = expand(config, refused, grid)
     out = results_dir(config, execution)
     with ResultsStore(out) as store:
         existing = store.open()
@@ -67,7 +70,9 @@ def execute(config: RunConfig, execution: ExecutionConfig) -> RunOutcome:
             executor=execution.executor, workers=execution.workers,
             concurrency=execution.concurrency, streams=[s.stream_id for s in streams],
             episodes_total=plan.to_run + plan.already_done,
-            episodes_already_done=plan.already_done, llm_endpoint=endpoint, info=info))
+            episodes_already_done=plan.already_done, llm_endpoint=endpoint,
+            refused=[r.to_dict() for r in refused] or None, cells=cell_protocols(streams),
+            info=info))
         contexts = RunOutcome()
         if builds:
             # Phase 1: the instance contexts, each built once, before any episode needs one.

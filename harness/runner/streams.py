@@ -78,6 +78,10 @@ class StreamSpec:
     context_build: Optional[ContextBuild] = None
     method_version: str = "1"  # the method's `version`, part of every record's key
     allow_unconfined_code: bool = False  # --allow-unconfined-code
+    # The method's protocol on this benchmark, as the manifest records it per cell: the
+    # scored trial (None: the benchmark's rule), whether its smoke arguments were applied.
+    scored_trial: Optional[str] = None
+    smoke: bool = False
 
     @property
     def stream_id(self) -> str:
@@ -143,39 +147,71 @@ def validate(config: RunConfig) -> dict[str, tuple[str, ...]]:
     return splits
 
 
-def expand(config: RunConfig) -> list[StreamSpec]:
-    """The streams of a config, in a fixed order."""
+@dataclass(frozen=True)
+class Refusal:
+    """A cell of the grid that does not run, and why (the manifest keeps them: the grid
+    table shows each as `×` with its reason)."""
+
+    method: str
+    benchmark: str
+    split: str
+    reason: str
+    context: str = ""  # the context provider asked for, "" for none
+
+    def line(self) -> str:
+        where = f"{self.benchmark}:{self.split}" if self.split else self.benchmark
+        context = f" with --context {self.context}" if self.context else ""
+        return f"{self.method}{context} on {where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+def expand(config: RunConfig, refused: Optional[list[Refusal]] = None,
+           grid: bool = False) -> list[StreamSpec]:
+    """The streams of a config, in a fixed order. Cells that cannot run are skipped with a
+    line and added to `refused`; a method or context provider that needs an LLM none was
+    given for is an error, except in a `grid` (its cells are refused)."""
     splits = validate(config)
+    if config.baseline is not None:  # a method's name, run here or in another directory
+        registry.method_class(config.baseline)
+    refused = refused if refused is not None else []
     run_id = config.resolved_run_id
     streams = []
-    skipped: list[str] = []
     for b in config.benchmarks:
         bench_config = config.benchmark_config(b)
         bench_hash = benchmark_config_hash(b, bench_config)
         bench = registry.get_benchmark(b, bench_config)
         bench.check_available()
-        contexts = _contexts(config, bench, skipped)
+        contexts = _contexts(config, bench, refused, grid)
         for split in splits.get(b) or bench.default_splits:
             for m in config.methods:
                 cls = registry.method_class(m)
                 needs = cls.needs
                 if needs.llm and not (config.model and config.llm.base_url):
-                    raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
-                if (needs.oracle or needs.teacher) and not bench.has_oracle:
-                    # A grid (e.g. make bench's random+oracle on every benchmark) runs the
-                    # pairs that can run; a request for this pair alone fails below.
-                    what = "oracle" if needs.oracle else "teacher (it has no oracle)"
-                    print(f"lifebench: skipping {m} on {b}: {b} has no {what}", file=sys.stderr)
+                    if not grid:
+                        raise UserError(f"method {m!r} needs an LLM; give --model NAME and --base-url URL")
+                    refused.append(Refusal(m, b, split, "needs an LLM: give --model NAME and "
+                                                        "--base-url URL"))
                     continue
-                for method_config in config.method_configs(m):
+                if (needs.oracle or needs.teacher) and not bench.has_oracle:
+                    what = "oracle" if needs.oracle else "teacher (it has no oracle)"
+                    refused.append(Refusal(m, b, split, f"{b} has no {what}"))
+                    continue
+                trials = config.trials_for(m, b)
+                protocol = config.protocol(m, b)
+                smoke = config.smoke and bool(protocol.smoke_args)
+                for method_config in config.method_configs(m, b):
                     problem = cls.stream_problem(method_config, bench, split)
                     if problem:
-                        skipped.append(f"{m} ({changed_fields(method_config)}) on {b}:{split}: {problem}")
+                        changed = changed_fields(method_config)
+                        refused.append(Refusal(m, b, split, problem if changed == "default config"
+                                               else f"({changed}) {problem}"))
                         continue
                     for context in contexts:
                         if context.provider and cls.context_use is None:
-                            skipped.append(f"{m} with --context {context.provider}: {m} cannot "
-                                           f"use an instance context")
+                            refused.append(Refusal(m, b, split, f"{m} cannot use an instance "
+                                                   f"context", context.provider))
                             continue
                         for seed in config.seeds:
                             ids, by_id = _instance_ids(config, bench, split, seed)
@@ -189,8 +225,9 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                         config.llm.answer_settings(needs.tools) if needs.llm else None),
                                     method_version=cls.version,
                                     allow_unconfined_code=config.allow_unconfined_code,
+                                    scored_trial=protocol.scored_trial, smoke=smoke,
                                     model=config.model if needs.llm else None, seed=seed,
-                                    budget=budget, trials=config.trials, instance_ids=ids,
+                                    budget=budget, trials=trials, instance_ids=ids,
                                     timeout_s=config.timeout_s, retries=config.retries,
                                     instance_budgets=tuple(budget.steps_for(bench.budget(by_id[i]))
                                                            for i in ids),
@@ -198,19 +235,39 @@ def expand(config: RunConfig) -> list[StreamSpec]:
                                     context=context.provider, context_config=context.config,
                                     context_config_hash=context.config_hash,
                                     context_build=context.build(seed)))
-    if skipped and not streams:
-        raise UserError(f"nothing to run: {skipped[0]}")
-    for line in dict.fromkeys(s for s in skipped if " with --context " in s):
-        print(f"lifebench: skipping {line}", file=sys.stderr)
-    others = [s for s in skipped if " with --context " not in s]
-    if others:
-        print(f"lifebench: skipping {len(others)} method config(s) on splits they do not run "
-              f"on, e.g. {others[0]}", file=sys.stderr)
+    if streams or grid:  # else the error below names the reason, once
+        _say_refused(refused, grid)
     if not streams:
-        raise UserError("nothing to run: every requested method needs an oracle (or a teacher, "
-                        "which is made from one) that the requested benchmarks do not have "
-                        "(see `lifebench list methods`)")
+        first = refused[0].line() if refused else "no cell"
+        raise UserError(f"nothing to run: {first}" + (f" (and {len(refused) - 1} more cells "
+                        f"refused)" if len(refused) > 1 else ""))
     return streams
+
+
+def cell_protocols(streams: list[StreamSpec]) -> list[dict[str, Any]]:
+    """Per cell of the run (a method config on a benchmark split, with a context and a
+    model), the protocol it ran with, for the manifest: results keep what was scored."""
+    cells: dict[tuple, dict[str, Any]] = {}
+    for s in streams:
+        cell = {"benchmark": s.benchmark, "benchmark_config_hash": s.benchmark_config_hash,
+                "split": s.split, "method": s.method, "method_config_hash": s.method_config_hash,
+                "context": s.context, "context_config_hash": s.context_config_hash,
+                "model": s.model, "trials": s.trials, "scored_trial": s.scored_trial,
+                "smoke": s.smoke}
+        cells.setdefault(tuple(str(v) for v in cell.values()), cell)
+    return list(cells.values())
+
+
+def _say_refused(refused: list[Refusal], grid: bool) -> None:
+    """One line per refused cell in a grid; a plain run, whose grids of method configs can
+    refuse many, says each context refusal and one example of the rest."""
+    lines = list(dict.fromkeys(r.line() for r in refused))
+    if grid or len(lines) <= 3:
+        for line in lines:
+            print(f"lifebench: skipping {line}", file=sys.stderr)
+        return
+    print(f"lifebench: skipping {len(lines)} cells that do not run, e.g. {lines[0]}",
+          file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -233,9 +290,10 @@ class _ContextChoice:
                             llm=self.llm)
 
 
-def _contexts(config: RunConfig, bench: Any, skipped: list[str]) -> list[_ContextChoice]:
+def _contexts(config: RunConfig, bench: Any, refused: list[Refusal],
+              grid: bool) -> list[_ContextChoice]:
     """The context axis on a benchmark; a provider config that cannot build contexts on it
-    is left out, and why is added to `skipped`."""
+    is left out, and why is added to `refused` (for every method)."""
     choices = []
     for name in config.contexts:
         if name == registry.NO_CONTEXT:
@@ -244,13 +302,20 @@ def _contexts(config: RunConfig, bench: Any, skipped: list[str]) -> list[_Contex
         cls = registry.context_class(name)
         model = config.context_model or config.model
         if cls.needs_llm and not (model and config.llm.base_url):
+            if grid:
+                refused.extend(Refusal(m, bench.name, "", "the context provider needs an LLM: "
+                                       "give --model NAME and --base-url URL", name)
+                               for m in config.methods)
+                continue
             raise UserError(f"context provider {name!r} needs an LLM; give --model NAME (or "
                             f"--context-model NAME) and --base-url URL")
         for context_config in config.context_configs(name):
             problem = cls.problem(context_config, bench)
             if problem:
-                skipped.append(f"{bench.name} with --context {name} "
-                               f"({changed_fields(context_config)}): {problem}")
+                changed = changed_fields(context_config)
+                refused.extend(Refusal(m, bench.name, "", problem if changed == "default config"
+                                       else f"({changed}) {problem}", name)
+                               for m in config.methods)
                 continue
             choices.append(_ContextChoice(
                 provider=name, config=context_config,

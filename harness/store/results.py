@@ -34,6 +34,7 @@ from lifebench.api.records import EpisodeRecord, EpisodeTrajectory, RunManifest
 from lifebench.api.untrusted import Unreadable, parse_json
 from lifebench.store.contexts import ContextStore
 from lifebench.store.files import ResultsWriteError, atomic_write
+from lifebench.store.prepared import PreparedStore
 from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_records_file
 
 PARTIAL_SUFFIX = ".torn"
@@ -69,6 +70,7 @@ class ResultsStore:
         self._unsynced = False
         self._trajectory_files: dict[str, Any] = {}
         self.contexts = ContextStore(self.out)
+        self.prepared = PreparedStore(self.out)
 
     # ------------------------------------------------------------ lifecycle
     def open(self) -> RecordsFile:

@@ -4,7 +4,6 @@ recorded (those a retry resolved too) and the run manifests."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.store.records_file import deduplicate, read_directory
-from lifebench.store.results import MANIFEST_FILE, read_manifest_runs
+from lifebench.leaderboard.loading import read_manifests
 
 
 @dataclass
@@ -25,18 +24,6 @@ class SiteInputs:
 
     def directory(self, record: EpisodeRecord) -> int:
         return self.directory_of[id(record)]
-
-
-def read_manifests(directory: Path) -> list[dict[str, Any]]:
-    """The entries of a results directory's manifest.json (none when it is missing or
-    unreadable, said in one line: the records are still shown)."""
-    try:
-        return read_manifest_runs(directory)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else exc
-        print(f"note: {directory / MANIFEST_FILE} is unreadable ({reason}): the runs' "
-              f"settings are left out of the site", file=sys.stderr)
-        return []
 
 
 def load_inputs(directories: list[str | Path]) -> SiteInputs:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (Benchmark, EndEpisode, EpisodeOutcome, EpisodeTools, Instance, Method,
+from lifebench.api import (Benchmark, EndEpisode, EvaluationProtocol, EpisodeOutcome, EpisodeTools, Instance, Method,
                            MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
                            UserError)
 from lifebench.embeddings import DEFAULT_MODEL
@@ -91,6 +91,13 @@ class AutoManualMethod(Method):
 
     # The scripted model's replies: one checked command per code reply (see scripted.py).
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
+
+    @classmethod
+    def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
+        # smoke: a manual built on 3 support tasks, consolidated past 4 rules
+        return EvaluationProtocol(smoke_args={"build_tasks": 3, "max_rules": 4},
+                                  source="AutoContext §5 (AutoManual as its baseline, one "
+                                         "trial); the build's settings from AutoManual's code")
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, MethodNeeds,
+from lifebench.api import (EndEpisode, EpisodeOutcome, EvaluationProtocol, EpisodeTools, Method, MethodNeeds,
                            Observation, RoleParams, StreamContext, TaskInfo, mark_history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
@@ -118,6 +118,13 @@ class ClinMethod(Method):
     Config = ClinConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the executor's system message"
+
+    @classmethod
+    def protocol(cls, benchmark: Any) -> EvaluationProtocol:
+        return EvaluationProtocol(
+            trials=5, scored_trial="max",
+            source="STEP §4.1 (CLIN ADAPT, 5 episodes per task, the highest score "
+                   "taken); the same elsewhere, as CLIN ADAPT learns only across trials")
     # The scripted model's reply for each of CLIN's roles (`scripted.py`).
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 

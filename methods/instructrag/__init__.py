@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (Benchmark, EpisodeTools, Instance, MethodNeeds, Observation,
+from lifebench.api import (Benchmark, EpisodeTools, EvaluationProtocol, Instance, MethodNeeds, Observation,
                            StreamContext, TaskInfo, UserError, episode_rng)
 from lifebench.methods.instructrag import matcher, policy, scripted
 from lifebench.methods.instructrag.graph import InstructionGraph
@@ -74,6 +74,12 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
                              "inner_steps must be >= 0; tasks_per_batch, questions_per_task >= 1")
 
 
+# A smoke run's preparation (`--smoke`, `make bench`): one meta-training iteration on a
+# few support instances, and one few-shot instance per test task.
+SMOKE_ARGS = {"iterations": 1, "tasks_per_batch": 1, "questions_per_task": 1,
+              "support_limit": 4, "few_shot_limit": 1, "train_steps": 5}
+
+
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
     version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
@@ -83,6 +89,14 @@ class InstructRagMethod(ReactMethod):
     tables = (instructrag_tables,)
     # the scripted model's replies, for every stage's role (scripted.py)
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
+
+    @classmethod
+    def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
+        return EvaluationProtocol(
+            method_args={} if benchmark.has_oracle else {"support_paths": "agent"},
+            smoke_args=SMOKE_ARGS,
+            source="§5.1: support paths are the successes of an LLM planner, so a benchmark "
+                   "without an oracle takes them from ReAct's own successes; one trial")
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

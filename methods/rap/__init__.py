@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (Benchmark, EpisodeOutcome, EpisodeTools, Instance, Method, MethodNeeds,
+from lifebench.api import (Benchmark, EpisodeOutcome, EvaluationProtocol, EpisodeTools, Instance, Method, MethodNeeds,
                            Observation, RoleParams, StreamContext, TaskInfo, UserError,
                            mark_history, unknown_name)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
@@ -89,6 +89,13 @@ class RapMethod(Method):
     context_use = "after the manual in the planner's and the actor's system messages"
     # the scripted model's reply for each role (`lifebench.api.scripted`)
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
+
+    @classmethod
+    def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
+        # smoke: a memory of 4 support instances' rollouts
+        return EvaluationProtocol(smoke_args={"support_limit": 4},
+                                  source="InstructRAG §5.1 (RAP as its baseline, one trial, "
+                                         "the memory filled before testing)")
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (EpisodeOutcome, EpisodeTools, ScriptedReply, ScriptedRequest, Status,
+from lifebench.api import (EpisodeOutcome, EvaluationProtocol, EpisodeTools, ScriptedReply, ScriptedRequest, Status,
                            TaskInfo, filled, fixed, history)
 
 from lifebench.methods.react import ReactConfig, ReactMethod
@@ -34,6 +34,13 @@ class ReflexionMethod(ReactMethod):
     version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = ReflexionConfig
     stateless = False  # its reflections carry across trials
+
+    @classmethod
+    def protocol(cls, benchmark: Any) -> EvaluationProtocol:
+        return EvaluationProtocol(
+            trials=3, scored_trial="max",
+            source="AutoContext §5.1 (Reflexion limited to three trials); Reflexion's success "
+                   "is by any trial (Shinn et al. 2023, §4)")
 
     @classmethod
     def scripted_reply(cls, request: ScriptedRequest) -> Optional[ScriptedReply]:

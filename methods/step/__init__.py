@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from lifebench.api import (EndEpisode, EpisodeOutcome, EpisodeTools, Method, MethodNeeds,
+from lifebench.api import (EndEpisode, EpisodeOutcome, EvaluationProtocol, EpisodeTools, Method, MethodNeeds,
                            Observation, Prompt, PromptPart, RoleParams, StreamContext, TaskInfo,
                            filled, fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
@@ -110,6 +110,14 @@ class StepMethod(Method):
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the system message every STEP role shares"
     tables = (planner_ablation,)
+
+    @classmethod
+    def protocol(cls, benchmark: Any) -> EvaluationProtocol:
+        # it learns only across the trials of one instance (CLIN ADAPT's setting)
+        return EvaluationProtocol(
+            trials=5, scored_trial="max",
+            source="STEP §4.1: 5 episodes per ScienceWorld task, the highest score "
+                   "taken; the same elsewhere, as STEP learns only across trials")
     # the scripted model's reply for each role (`lifebench.api.scripted`)
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 

@@ -122,7 +122,8 @@ def test_leaderboard_formats(cli, tmp_path):
     assert cli(*RUN, "--benchmark", "plancraft", "--split", "val.small", "--method", "oracle,random",
                "--limit", "20", "--out", str(out)).returncode == 0
     md = cli("leaderboard", str(out)).stdout
-    assert md.startswith("plancraft\n\n| split ") and "| val.small | oracle   |" in md
+    assert md.startswith("The grid: methods × benchmarks\n\n| method ")
+    assert "\n\nplancraft\n\n| split " in md and "| val.small | oracle   |" in md
     assert "impossible F1" in md
     csv_text = cli("leaderboard", str(out), "--format", "csv").stdout.splitlines()
     assert csv_text[0].startswith("benchmark,split,method,model,budget,trials,episodes,success")

@@ -79,7 +79,8 @@ def test_unreadable_manifests_and_trajectories_are_set_aside_and_the_run_goes_on
     assert site.returncode == 0, site.stderr
     assert [line for line in site.stderr.splitlines() if "manifest.json" in line] == [
         f"note: {out / 'manifest.json'} is unreadable (Expecting property name enclosed in "
-        f"double quotes: line 1 column 2 (char 1)): the runs' settings are left out of the site"]
+        f"double quotes: line 1 column 2 (char 1)): the runs' settings (refused cells, baseline, "
+        f"smoke scale) are left out"]
     # the next run keeps the unreadable manifest aside, starts a new one and plays on
     resumed = small_run(out, limit=2)
     assert resumed.returncode == 0, resumed.stderr

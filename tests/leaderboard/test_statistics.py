@@ -225,7 +225,8 @@ def test_leaderboard_tables_and_plots(cli, tmp_path):
                for r in records)
     # one table per benchmark, each with its own columns only
     board = (tmp_path / "t" / "board.md").read_text()
-    assert board.startswith("alfworld\n\n| split")
+    assert board.startswith("The grid: methods × benchmarks\n\n| method")
+    assert "\n\nalfworld\n\n| split" in board
     headers = table_headers(board)
     assert "impossible F1" in headers["plancraft"] and "Crafter score" not in headers["plancraft"]
     assert "Crafter score" in headers["crafter"] and "impossible F1" not in headers["crafter"]

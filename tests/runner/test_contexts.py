@@ -120,8 +120,8 @@ def test_methods_that_cannot_use_a_context_are_refused_in_one_line(cli, llm_serv
     assert len(alone.stderr.strip().splitlines()) == 1
     mixed = run(cli, srv, tmp_path / "b", "--context", "scripted-context", methods="random,parrot")
     assert mixed.returncode == 0, mixed.stderr
-    assert "skipping random with --context scripted-context: random cannot use an instance " \
-           "context" in mixed.stderr
+    assert "skipping random with --context scripted-context on plancraft:val.small: random " \
+           "cannot use an instance context" in mixed.stderr
     assert {r["method"] for r in read_records(tmp_path / "b")} == {"parrot"}
     typo = run(cli, srv, tmp_path / "c", "--context", "scripted-contxt")
     assert typo.returncode == 2 and "did you mean 'scripted-context'" in typo.stderr

@@ -194,7 +194,7 @@ def test_a_closed_pipe_is_not_an_error(tmp_path, recorded):
     out = write_records(tmp_path / "ok", recorded)
     pipe = subprocess.run(f"{sys.executable} -m lifebench.cli leaderboard {out} --no-plots | head -1",
                           shell=True, capture_output=True, text=True, cwd=ROOT)
-    assert pipe.stdout.strip() == "plancraft" and pipe.stderr == ""
+    assert pipe.stdout.strip() == "The grid: methods × benchmarks" and pipe.stderr == ""
 
 
 @pytest.mark.parametrize("spec,fragment", [

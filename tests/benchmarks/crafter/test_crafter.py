@@ -265,5 +265,5 @@ def test_oracle_methods_skip_a_benchmark_without_an_oracle(cli, tmp_path):
     grid = cli("run", "--no-progress", "--benchmark", "crafter", "--method", "random,oracle",
                "--limit", "1", "--max-steps", "5", "--workers", "0", "--out", str(out))
     assert grid.returncode == 0, grid.stderr
-    assert "skipping oracle on crafter: crafter has no oracle" in grid.stderr
+    assert "skipping oracle on crafter:seeds-100: crafter has no oracle" in grid.stderr
     assert [r["method"] for r in read_records(out)] == ["random"]
