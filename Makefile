@@ -93,6 +93,7 @@ reference: install
 	-$(REFERENCE_CHECK) --candidate results/reference.new
 	rm -rf results/reference.new/state  # resume data (the methods' memories), not compared
 	rm -rf results/reference && mv results/reference.new results/reference
+	$(BIN)/python docs/readme_table.py  # the README's grid table is the reference's
 	@echo "make reference: results/reference rewritten; commit it with the change that moved it"
 
 # How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint;
@@ -157,8 +158,7 @@ AUTOCONTEXT_RUN = $(BIN)/lifebench run specs/autocontext-tables.toml --model "$$
 AUTOCONTEXT_TW = --benchmark textworld --split ige-cooking --max-steps $(AUTOCONTEXT_TEXTWORLD_STEPS)
 AUTOCONTEXT_ALF = --benchmark alfworld --split valid_unseen --max-steps $(AUTOCONTEXT_ALFWORLD_STEPS)
 autocontext-tables: install
-	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_TW) --method react,ige
-	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_TW) --method reflexion --trials 3
+	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_TW) --method react,ige,reflexion
 	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_ALF) --method react,ige,automanual
 	$(AUTOCONTEXT_RUN) --benchmark crafter --split seeds-100 --method react,reflexion \
 		--benchmark-arg crafter.length=$(AUTOCONTEXT_CRAFTER_LENGTH) \

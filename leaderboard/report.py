@@ -12,6 +12,7 @@ from lifebench.api.errors import UserError
 from lifebench.leaderboard.grid import benchmark_tables, grid
 from lifebench.leaderboard.headline import headline_table
 from lifebench.leaderboard.loading import load_nonempty, manifests_of
+from lifebench.leaderboard.planned import plan_table
 from lifebench.leaderboard.plugins import plugin_tables
 from lifebench.leaderboard.render import render, render_titled
 from lifebench.leaderboard.tables import budget_tables, model_tables, per_task_tables
@@ -36,6 +37,8 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
     headline = headline_table(records, manifests_of(directories), trials, fmt)
     tables = ([headline] if headline else []) + (benchmark_tables(records, trials) + model_tables(records, trials)
               + plugin_tables(results) + per_task_tables(records, trials) + budget_tables(records, trials))
+    planned = plan_table(directories, records)
+    tables += [planned] if planned else []
     text = "\n\n".join(render_titled(table, fmt) for table in tables)
     if plots is not None:
         text += f"\n\n{len(written)} figures (PNG and SVG) in {plots}"

@@ -25,7 +25,8 @@ LAYERS = {
     "lifebench.llm": 3, "lifebench.store": 3,
     "lifebench.runner": 4,
     "lifebench.leaderboard": 5, "lifebench.testing": 5,
-    "lifebench.cli": 6,
+    "lifebench.planning": 6,
+    "lifebench.cli": 7,
 }
 # Plugins import the api (methods also the llm layer and the embeddings their matching
 # and retrieval share) and their own kind's packages.

@@ -25,6 +25,9 @@ class EvaluationProtocol:
     method_args: dict[str, Any] = field(default_factory=dict)
     # Config values of a smoke run (`--smoke`, `make bench`): preparation at a small scale.
     smoke_args: dict[str, Any] = field(default_factory=dict)
+    # About how many times the smoke preparation's LLM calls the full one makes (what
+    # `--plan`, which measures the smoke one, scales it by); 1 without smoke arguments.
+    smoke_scale: float = 1.0
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -33,6 +36,9 @@ class EvaluationProtocol:
         if self.scored_trial is not None and self.scored_trial not in TRIAL_AGGREGATIONS:
             raise ValueError(f"a protocol's scored_trial must be one of "
                              f"{', '.join(TRIAL_AGGREGATIONS)} (or None), got {self.scored_trial!r}")
+        if isinstance(self.smoke_scale, bool) or not isinstance(self.smoke_scale, (int, float)) \
+                or not self.smoke_scale >= 1:
+            raise ValueError(f"a protocol's smoke_scale must be a number >= 1, got {self.smoke_scale!r}")
         for name in ("method_args", "smoke_args"):
             if not isinstance(getattr(self, name), dict):
                 raise ValueError(f"a protocol's {name} must be a dict of config values")

@@ -18,7 +18,7 @@ from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.cli.base import SubCommand
 from lifebench.cli.listing import unavailable
-from lifebench.cli.run import execute_and_report
+from lifebench.cli.run import add_plan_arguments, execute_and_report
 from lifebench.config.options import add_arguments, from_sources
 from lifebench.config.run import ExecutionConfig, RunConfig, load_spec_file
 
@@ -32,12 +32,13 @@ class Grid(SubCommand):
                                                     "flags override its values")
         add_arguments(parser, RunConfig)
         add_arguments(parser, ExecutionConfig)
+        add_plan_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
         file_values = load_spec_file(args.spec) if args.spec else {}
         config = grid_config(from_sources(RunConfig, file_values, args))
         execution = from_sources(ExecutionConfig, file_values, args)
-        return execute_and_report(config, execution, grid=True)
+        return execute_and_report(config, execution, args, grid=True)
 
 
 def grid_config(config: RunConfig) -> RunConfig:

@@ -250,6 +250,11 @@ class LLMClient:
             usage, self.usage = self.usage, {}
         return usage
 
+    def pending_usage(self) -> dict[str, RoleUsage]:
+        """The usage since the last `take_usage`, left in place."""
+        with self._lock:
+            return dict(self.usage)
+
     def take_calls(self) -> list[CallTokens]:
         """Every call since the last take, in order."""
         with self._lock:

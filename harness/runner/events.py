@@ -25,6 +25,8 @@ class EpisodeCommitted:
     trajectory: Optional[EpisodeTrajectory]
     # The memory after this episode, for stateful units and result statuses only.
     saved: Optional[dict[str, Any]]
+    # A prepared artifact the unit made before this episode (`lifebench.store.prepared`).
+    prepared: Optional[dict[str, Any]] = None
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Optional
 
 from lifebench import registry
 from lifebench.api.errors import UserError
@@ -16,6 +17,7 @@ from lifebench.api.records import EpisodeRecord, RecordKey
 from lifebench.runner.contexts import GivenContext, context_key
 from lifebench.runner.streams import StreamSpec
 from lifebench.runner.unit import WorkUnit
+from lifebench.store.prepared import PreparedStore
 from lifebench.store.results import ResultsStore
 
 
@@ -75,6 +77,42 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
     # Longest first, so a long lifelong stream does not start last.
     units.sort(key=lambda u: -len(u.positions))
     return Plan(units=units, to_run=sum(len(u.positions) for u in units), already_done=done)
+
+
+def prepared_waves(units: list[WorkUnit], prepared: PreparedStore
+                   ) -> tuple[list[WorkUnit], list[WorkUnit]]:
+    """Units in two waves, so that a preparation is made once: a unit whose preparation is
+    stored gets it now; of the units that share a key not stored yet, the first plays in
+    the first wave (and stores it), the others in the second (`attach_prepared` then gives
+    them what the first stored)."""
+    first: list[WorkUnit] = []
+    later: list[WorkUnit] = []
+    found: dict[str, Optional[dict[str, Any]]] = {}
+    for unit in units:
+        key = unit.stream.prepared_key() if unit.saved is None else None
+        if key is None:
+            first.append(unit)
+            continue
+        if key not in found:
+            found[key] = prepared.read(key)
+            unit.prepared = found[key]
+            first.append(unit)
+        elif found[key] is not None:
+            unit.prepared = found[key]
+            first.append(unit)
+        else:
+            later.append(unit)
+    return first, later
+
+
+def attach_prepared(units: list[WorkUnit], prepared: PreparedStore) -> None:
+    """Give the second wave what the first stored (a unit whose maker failed prepares)."""
+    found: dict[str, Optional[dict[str, Any]]] = {}
+    for unit in units:
+        key = unit.stream.prepared_key()
+        if key is not None and key not in found:
+            found[key] = prepared.read(key)
+        unit.prepared = found.get(key) if key else None
 
 
 def attach_contexts(units: list[WorkUnit], contexts: dict[str, GivenContext]) -> None:

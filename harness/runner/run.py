@@ -10,7 +10,7 @@ from typing import Optional
 from lifebench import registry
 from lifebench.config.run import ExecutionConfig, RunConfig
 from lifebench.runner.contexts import given_contexts, plan_contexts
-from lifebench.runner.plan import attach_contexts, plan_units
+from lifebench.runner.plan import attach_contexts, attach_prepared, plan_units, prepared_waves
 from lifebench.runner.progress import Progress
 from lifebench.runner.streams import Refusal, cell_protocols, expand, with_context_window
 from lifebench.runner.writer import Executor, RunOutcome
@@ -80,9 +80,15 @@ def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False) -
             contexts = make_executor(execution).run(builds, store, lambda *_: None)
         if any(s.context_build for s in streams):
             attach_contexts(plan.units, given_contexts(streams, store.contexts))
+        # Phase 2: the episodes; streams that share a preparation not stored yet wait for
+        # the first of them to store it.
+        first, later = prepared_waves(plan.units, store.prepared)
         progress = Progress(total=plan.to_run, skipped=plan.already_done, enabled=execution.progress)
         try:
-            outcome = make_executor(execution).run(plan.units, store, progress.update)
+            outcome = make_executor(execution).run(first, store, progress.update)
+            if later:
+                attach_prepared(later, store.prepared)
+                outcome.absorb(make_executor(execution).run(later, store, progress.update))
         finally:
             progress.close()
         if outcome.adapted:  # a refused seed, say: the manifest says what was sent instead
@@ -116,6 +122,8 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
     notes = [f"{retried} infrastructure failures retried"] if retried else []
     notes += [f"{outcome.already_done} recorded before"] if outcome.already_done else []
     notes += [f"{outcome.contexts_built} instance contexts built"] if outcome.contexts_built else []
+    notes += [f"{outcome.prepared_reused} stream(s) reused a prepared artifact instead of "
+              f"preparing"] if outcome.prepared_reused else []
     notes += [f"{outcome.overflowed} ended at the model's context window (context_overflow, "
               f"counted as failures)"] if outcome.overflowed else []
     cut = outcome.cut_calls.note()

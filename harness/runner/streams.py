@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import lifebench
 from lifebench import registry
 from lifebench.api.budget import Budget
 from lifebench.api.errors import UserError, unknown_name
@@ -115,6 +116,23 @@ class StreamSpec:
         fields = {"instance_id": instance_id, "trial": trial, "budget_steps": self.budget_at(position)}
         return RecordKey(**{name: fields[name] if name in fields else getattr(self, name)
                             for name in KEY_FIELDS})
+
+    def prepared_key(self) -> Optional[str]:
+        """What determines what the method learns in `prepare` (None for a method that does
+        not prepare): the method, its version and config (with the LLM settings that change
+        answers), the benchmark and its config, its support split and the stream split's
+        few-shot support, the model, the seed and the harness version. Streams that share it
+        share one preparation (`lifebench.store.prepared`); the split under test, its
+        budget and an instance context are not part of it: `prepare` sees none of them."""
+        if not registry.method_class(self.method).needs.support:
+            return None
+        bench = registry.get_benchmark(self.benchmark, self.benchmark_config)
+        return short_hash({"method": self.method, "version": self.method_version,
+                           "config": self.method_config_hash, "benchmark": self.benchmark,
+                           "benchmark_config": self.benchmark_config_hash,
+                           "support": bench.support_split,
+                           "few_shot": bench.few_shot_support(self.split), "model": self.model,
+                           "seed": self.seed, "harness": lifebench.__version__})
 
     def prefix_digest(self, position: int) -> str:
         """Identifies the episodes a saved memory has seen (up to `position`), so resume can

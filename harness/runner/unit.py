@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
@@ -38,6 +39,9 @@ class WorkUnit:
     # The stream's instance contexts by instance id (when it is given one): what the
     # context stage built, so workers never read the results directory.
     contexts: dict[str, GivenContext] = dataclasses.field(default_factory=dict)
+    # The prepared artifact of its stream's preparation key, when one was stored before:
+    # the method loads it instead of preparing (`lifebench.store.prepared`).
+    prepared: Optional[dict[str, Any]] = None
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,15 @@ def task_info(stream: StreamSpec, position: int, instructions: Optional[str] = N
 
 
 class _MethodHolder:
-    """Builds the stream's method and rebuilds it from saved memory after a failure."""
+    """Builds the stream's method and rebuilds it from saved memory after a failure; a
+    method that prepares loads its prepared artifact when there is one, and otherwise makes
+    it (once: a rebuild loads what the first build made)."""
 
-    def __init__(self, stream: StreamSpec) -> None:
+    def __init__(self, stream: StreamSpec, prepared: Optional[dict[str, Any]] = None) -> None:
         self.stream = stream
+        self.prepared = prepared
+        self.made: Optional[dict[str, Any]] = None  # an artifact made here, not yet sent
+        self.note: Optional[dict[str, Any]] = None  # extra.prepared of the next record
         self.cls = registry.method_class(stream.method)
         self.benchmark = registry.get_benchmark(stream.benchmark, stream.benchmark_config)
         self.llm = make_llm_client(stream.model, stream.llm, stream.seed, method=stream.method,
@@ -140,20 +149,68 @@ class _MethodHolder:
             self.teacher = TeacherService(self.benchmark, self.llm)
 
     def build(self, saved: Optional[dict[str, Any]]) -> Method:
+        method = self._fresh()
+        if saved is not None:
+            method.load_state(saved["state"])
+        elif self.cls.needs.support:
+            method = self._prepare(method)
+        return method
+
+    def _fresh(self) -> Method:
         method: Method = self.cls(self.stream.method_config)
         method.setup(StreamContext(benchmark=self.benchmark, split=self.stream.split,
                                    seed=self.stream.seed, budget=self.stream.budget,
                                    model=self.stream.model, llm=self.llm,
                                    teacher=self.teacher, benchmark_named=registry.get_benchmark,
                                    allow_unconfined_code=self.stream.allow_unconfined_code))
-        if saved is not None:
-            method.load_state(saved["state"])
-        elif self.cls.needs.support:
-            # A benchmark without a support split gives an empty one (RAP then starts with
-            # an empty memory that its own successes fill).
-            support = self.benchmark.support_split
-            method.prepare(self.benchmark.instances(support) if support else [])
         return method
+
+    def _prepare(self, method: Method) -> Method:
+        """`method` prepared, or loaded from the prepared artifact (a fresh one when the
+        artifact does not load)."""
+        key = self.stream.prepared_key()
+        if self.prepared is not None:
+            try:
+                method.load_state(self.prepared["state"])
+                self.note = {"key": key,
+                             "reused": self.prepared.get("made_by") != self.stream.stream_id}
+                return method
+            except Exception as exc:  # an artifact only saves work: prepare instead
+                print(f"note: the prepared artifact {key} does not load ({type(exc).__name__}: "
+                      f"{str(exc)[:200]}); {self.stream.stream_id} prepares again", file=sys.stderr)
+                self.prepared = None
+                method = self._fresh()
+        # A benchmark without a support split gives an empty one (RAP then starts with an
+        # empty memory that its own successes fill).
+        support = self.benchmark.support_split
+        before = self._usage_so_far()
+        method.prepare(self.benchmark.instances(support) if support else [])
+        spent = self._usage_so_far()  # the next episode's record still counts it
+        self.note = {"key": key, "reused": False,
+                     **{k: spent[k] - before[k] for k in ("llm_calls", "tokens_in", "tokens_out")}}
+        state = method.state()
+        try:
+            json.dumps(state)
+        except (TypeError, ValueError):
+            return method  # not storable: every build prepares (its episodes say why, if ever)
+        if state is not None:
+            self.prepared = self.made = {"key": key, "state": state,
+                                         "made_by": self.stream.stream_id,
+                                         "harness_version": lifebench.__version__}
+        return method
+
+    def _usage_so_far(self) -> dict[str, int]:
+        """The LLM usage not yet taken for a record."""
+        usage = self.llm.pending_usage().values() if self.llm is not None else ()
+        return {"llm_calls": sum(u.calls for u in usage), "tokens_in": sum(u.tokens_in for u in usage),
+                "tokens_out": sum(u.tokens_out for u in usage)}
+
+    def take_prepared(self) -> tuple[Optional[dict[str, Any]], Optional[dict[str, Any]]]:
+        """(the artifact made since the last call, to store; extra.prepared for the next
+        record), each once."""
+        made, note = self.made, self.note
+        self.made = self.note = None
+        return made, note
 
     def spend(self) -> LLMSpend:
         """The LLM usage since the last episode."""
@@ -180,7 +237,7 @@ class _UnitPlayer:
         self.stream = unit.stream
         self.emit = emit
         self.record_trajectories = record_trajectories
-        self.holder = _MethodHolder(unit.stream)
+        self.holder = _MethodHolder(unit.stream, unit.prepared)
         self.instructions = self.holder.benchmark.instructions
         self.saved = unit.saved
         self.method: Optional[Method] = None
@@ -263,12 +320,16 @@ class _UnitPlayer:
                 outcome = dataclasses.replace(
                     outcome, status=Status.AGENT_ERROR, success=False, score=0.0,
                     success_step=None, error=f"state() is not JSON-serialisable: {exc}")
+        made, note = self.holder.take_prepared()
+        if note is not None:
+            outcome = dataclasses.replace(outcome, extra={**outcome.extra, "prepared": note})
         record = make_record(self.stream, position, outcome, attempt, spend, given)
         trajectory = None
         if self.record_trajectories:
             trajectory = EpisodeTrajectory(position, record.instance_id, record.trial, attempt,
                                            outcome.status, outcome.trajectory)
-        self.emit(EpisodeCommitted(self.unit.unit_id, self.stream.stream_id, record, trajectory, after))
+        self.emit(EpisodeCommitted(self.unit.unit_id, self.stream.stream_id, record, trajectory,
+                                   after, prepared=made))
         if record.is_result and self.unit.stateful:
             self.saved = after
         return record

@@ -6,9 +6,10 @@ lost unit into its continuation.
 from __future__ import annotations
 
 import collections
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol, Union
+from typing import Any, Callable, Optional, Protocol, Union
 
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.errors import UserError
@@ -40,6 +41,21 @@ class RunOutcome:
     overflowed: int = 0  # results that ended at the model's context window
     adapted: set[str] = field(default_factory=set)  # the LLM clients' endpoint adaptations
     cut_calls: CutCalls = field(default_factory=CutCalls)  # of the results' LLM calls
+    prepared_reused: int = 0  # streams that loaded a prepared artifact instead of preparing
+    prepared_made: int = 0  # streams that prepared
+
+    def absorb(self, other: "RunOutcome") -> "RunOutcome":
+        """This outcome with another phase's added (counts summed, lists and sets joined)."""
+        for name, value in vars(other).items():
+            mine = getattr(self, name)
+            if isinstance(value, CutCalls):
+                mine.calls, mine.cut = mine.calls + value.calls, mine.cut + value.cut
+                mine.caps.update(value.caps)
+            elif isinstance(value, (list, set)):
+                mine.extend(value) if isinstance(mine, list) else mine.update(value)
+            else:
+                setattr(self, name, mine + value)
+        return self
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,8 @@ class Writer:
         if isinstance(event, EpisodeStarted):
             self.in_flight[event.unit_id] = InFlight(event.position, event.attempt, time.monotonic())
         elif isinstance(event, EpisodeCommitted):
+            if event.prepared is not None:
+                self._store_prepared(event.prepared)
             self.store.commit(event.stream_id, event.record, event.trajectory, event.saved)
             self.in_flight.pop(event.unit_id, None)
             self._count(event.unit_id, event.record)
@@ -90,6 +108,13 @@ class Writer:
                 self.outcome.stopped.append(event.stopped)
         elif isinstance(event, RunAborted):
             raise UserError(event.message)
+
+    def _store_prepared(self, artifact: dict[str, Any]) -> None:
+        try:
+            self.store.prepared.write(artifact)
+        except OSError as exc:  # it only saves work: the run goes on without it
+            print(f"note: cannot store the prepared artifact {artifact['key']} "
+                  f"({exc.strerror}); streams that share it prepare again", file=sys.stderr)
 
     def hung(self, unit_id: int) -> Optional[str]:
         """Why a unit must be stopped: its episode in flight is past its hard timeout."""
@@ -122,6 +147,11 @@ class Writer:
             self.outcome.successes += int(record.success)
             self.outcome.overflowed += record.status is Status.CONTEXT_OVERFLOW
             self.outcome.cut_calls.add(record.llm_call_tokens)
+            prepared = record.extra.get("prepared")
+            if isinstance(prepared, dict) and unit.positions and \
+                    record.episode_index == unit.positions[0]:  # once per unit
+                self.outcome.prepared_reused += prepared.get("reused") is True
+                self.outcome.prepared_made += prepared.get("reused") is False
         else:
             self.outcome.failures += 1
             self.outcome.failed += int(final)
@@ -190,7 +220,10 @@ class Writer:
         saved = unit.saved
         if unit.stateful and remaining[0] > 0 and (done or saved is None):
             saved = self.store.read_state(unit.stream.stream_id, remaining[0] - 1)
+        key = unit.stream.prepared_key()
+        prepared = (self.store.prepared.read(key) if key else None) or unit.prepared
         new_unit = WorkUnit(unit_id=max(self.units) + 1, stream=unit.stream, positions=remaining,
-                            stateful=unit.stateful, saved=saved, first_attempt=first_attempt)
+                            stateful=unit.stateful, saved=saved, first_attempt=first_attempt,
+                            contexts=unit.contexts, prepared=prepared)
         self.units[new_unit.unit_id] = new_unit
         return new_unit

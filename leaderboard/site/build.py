@@ -19,7 +19,8 @@ from lifebench.leaderboard.site.inputs import SiteInputs, load_inputs
 from lifebench.leaderboard.site.jsdata import write_script
 from lifebench.leaderboard.site.provenance import manifest_view
 from lifebench.leaderboard.site.series import figures
-from lifebench.leaderboard.site.summary import comparisons_json, further_tables, grid_json
+from lifebench.leaderboard.site.summary import (comparisons_json, further_tables, grid_json,
+                                               headline_json)
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 MARKER = ".lifebench-site"  # a folder holding it is a site this module may rewrite
@@ -92,6 +93,7 @@ def build_site(directories: Sequence[str | Path], output: str | Path, trials: Op
         "meta": {"directories": [str(d) for d in inputs.directories],
                  "lifebench": getattr(lifebench, "__version__", None),
                  "episodes": len(ordered), "trials": trials, "streams": len(streams)},
+        "headline": headline_json(inputs, trials),
         "grid": grid_json(inputs, trials, labels),
         "comparisons": comparisons_json(inputs.records, list(metrics), correction, trials),
         "tables": further_tables(inputs.records, trials),

@@ -12,6 +12,7 @@ from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Table
 from lifebench.leaderboard.compare import compare, comparison_rows
 from lifebench.leaderboard.grid import Cell, benchmark_grids, cell_key
+from lifebench.leaderboard.headline import headline_table
 from lifebench.leaderboard.plugins import plugin_tables
 from lifebench.leaderboard.site.episodes import MethodLabels
 from lifebench.leaderboard.site.inputs import SiteInputs
@@ -58,6 +59,12 @@ def grid_json(inputs: SiteInputs, trials: Optional[str], labels: MethodLabels) -
             cells.append(_cell_json(cell, by_cell[cell.key], inputs, runs, labels))
         tables.append(entry)
     return {"tables": tables, "cells": cells}
+
+
+def headline_json(inputs: SiteInputs, trials: Optional[str]) -> Optional[dict[str, Any]]:
+    """The grid table (methods x benchmarks) the leaderboard page opens with."""
+    table = headline_table(inputs.records, inputs.manifests, trials, fmt="html")
+    return table_json(table, "headline") if table is not None else None
 
 
 def comparisons_json(records: list[EpisodeRecord], metrics: list[str], correction: str,

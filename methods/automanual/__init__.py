@@ -96,6 +96,7 @@ class AutoManualMethod(Method):
     def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
         # smoke: a manual built on 3 support tasks, consolidated past 4 rules
         return EvaluationProtocol(smoke_args={"build_tasks": 3, "max_rules": 4},
+                                  smoke_scale=12.0,  # 36 building tasks for 3
                                   source="AutoContext §5 (AutoManual as its baseline, one "
                                          "trial); the build's settings from AutoManual's code")
 

@@ -78,11 +78,13 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
 # few support instances, and one few-shot instance per test task.
 SMOKE_ARGS = {"iterations": 1, "tasks_per_batch": 1, "questions_per_task": 1,
               "support_limit": 4, "few_shot_limit": 1, "train_steps": 5}
+# The full meta-training's episodes per smoke one's: 10 iterations x 3 tasks x B=2.
+SMOKE_SCALE = 60.0
 
 
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = InstructRagConfig
     stateless = False  # its instruction memory grows over the stream
     needs = MethodNeeds(llm=True, support=True, oracle=False)
@@ -94,7 +96,7 @@ class InstructRagMethod(ReactMethod):
     def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
         return EvaluationProtocol(
             method_args={} if benchmark.has_oracle else {"support_paths": "agent"},
-            smoke_args=SMOKE_ARGS,
+            smoke_args=SMOKE_ARGS, smoke_scale=SMOKE_SCALE,
             source="§5.1: support paths are the successes of an LLM planner, so a benchmark "
                    "without an oracle takes them from ReAct's own successes; one trial")
 
@@ -115,7 +117,10 @@ class InstructRagMethod(ReactMethod):
         from lifebench.embeddings import get_embedder
 
         self.embedder = get_embedder()
-        self.rng = episode_rng(ctx.seed, "instructrag", ctx.benchmark.name, ctx.split)
+        # Seeded by what its preparation depends on (the few-shot split, not the split under
+        # test): streams of one support split share one prepared artifact (runner).
+        self.rng = episode_rng(ctx.seed, "instructrag", ctx.benchmark.name,
+                               ctx.benchmark.few_shot_support(ctx.split) or "")
         self.learner: Optional[Learner] = None
         self.adapted: dict[str, tuple[Any, Any]] = {}
         self.stages: dict[str, Any] = {}

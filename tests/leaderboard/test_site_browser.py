@@ -70,6 +70,12 @@ def cli_csv(results: Path, plugin_path: Path, *args: str) -> list[dict[str, str]
     return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
+def cli_text(results: Path, plugin_path: Path, *args: str) -> str:
+    result = run_cli(args[0], str(results), *args[1:], env=plugin_env(plugin_path))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 GRID_JS = """[...document.querySelectorAll('table.grid')].map(t => ({
   title: t.dataset.title,
   headers: [...t.tHead.rows[0].cells].filter(c => !c.classList.contains('extra')).map(c => c.dataset.header),
@@ -96,6 +102,12 @@ def test_the_grid_shows_the_leaderboards_numbers(page, site, results, plugin_pat
         assert all(row[h] == "—" for h in row if h not in match and h not in ("benchmark", "config"))
     assert tables["crafter"]["headers"][0] == "config"
     assert tables["plancraft"]["rows"], "plancraft rows"
+    # the page opens with the grid table, cell for cell what `lifebench leaderboard` prints
+    head = page.evaluate(GRID_JS.replace("table.grid", "table.headline"))
+    assert [t["title"] for t in head] == ["The grid: methods × benchmarks"]
+    printed = cli_text(results, plugin_path, "leaderboard", "--format", "html")
+    assert all(cell in printed for row in head[0]["rows"] for cell in row)
+    assert head[0]["headers"][0] == "method" and head[0]["headers"][-1] == "mean rank"
     assert page.errors() == []
     requests = [e["params"]["request"]["url"] for e in page.browser.events.get(page.session, [])
                 if e["method"] == "Network.requestWillBeSent"]

@@ -86,8 +86,8 @@ def test_every_method_runs_with_an_autocontext_context(case, cli, llm_server, tm
         result = cli("run", "--no-progress", "--method", method, "--model", "m",
                      "--base-url", srv.url, "--cache", "off", "--workers", "0", "--out", str(out),
                      "--benchmark", case.benchmark, "--split", case.split, "--limit", "2",
-                     "--max-steps", "2", "--context", "autocontext", *context_args, *args,
-                     timeout=900)
+                     "--max-steps", "2", "--trials", "1", "--context", "autocontext",
+                     *context_args, *args, timeout=900)
         assert result.returncode == 0, f"{method}: {result.stderr}"
         rows = [r for r in read_records(out) if r["method"] == method]
         assert len(rows) == 2 and all(r["status"] in ("ok", "budget_exhausted") for r in rows), \

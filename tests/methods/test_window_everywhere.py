@@ -14,9 +14,10 @@ from lifebench.testing import read_records
 MARKER = "left out here to fit the model's context window"
 
 
-def run(cli, srv, out, method, *more):
+def run(cli, srv, out, method, *more):  # one trial, whatever the method's protocol says
     return cli("run", "--no-progress", "--method", method, "--model", "m", "--base-url", srv.url,
-               "--cache", "off", "--workers", "0", "--out", str(out), *more, timeout=300)
+               "--cache", "off", "--workers", "0", "--trials", "1", "--out", str(out), *more,
+               timeout=300)
 
 
 # method: the run's benchmark and flags (each as the method's scripted test runs it)

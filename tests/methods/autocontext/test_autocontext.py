@@ -209,7 +209,8 @@ def script(**overrides) -> list[dict]:
 def run(cli, srv, out: Path, *more: str, method="react", limit="1"):
     return cli("run", "--no-progress", "--benchmark", "textworld", "--method", method,
                "--model", "m", "--base-url", srv.url, "--cache", "off", "--llm-retries", "0",
-               "--limit", limit, "--max-steps", "2", "--workers", "0", "--out", str(out),
+               "--limit", limit, "--max-steps", "2", "--trials", "1", "--workers", "0",
+               "--out", str(out),
                "--context", "autocontext", "--context-arg", "explore_steps=12",
                "--context-arg", "max_iterations=2", *more)
 

@@ -17,9 +17,10 @@ SUMMARY = r"CURRENT TRACE"
 STEP18_V1 = SPLITS_DIR / "scienceworld" / "step18-v1.jsonl"
 
 
-def clin(cli, srv, out, *args):
+def clin(cli, srv, out, *args):  # one trial unless asked (the protocol's are 5)
     return cli("run", "--no-progress", "--method", "clin", "--model", "m", "--base-url",
-               srv.url, "--cache", "off", "--workers", "0", "--out", str(out), *args)
+               srv.url, "--cache", "off", "--workers", "0", "--trials", "1", "--out", str(out),
+               *args)
 
 
 def task_of(messages: list[dict]) -> str:

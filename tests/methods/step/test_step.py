@@ -34,9 +34,10 @@ def script(actor, planner="Learnings used: 1\nRationale: start.\nSubtask: look a
             *actor]
 
 
-def step(cli, srv, out, *args):
+def step(cli, srv, out, *args):  # one trial unless asked (the protocol's are 5)
     return cli("run", "--no-progress", "--method", "step", "--model", "m", "--base-url",
-               srv.url, "--cache", "off", "--workers", "0", "--out", str(out), *args)
+               srv.url, "--cache", "off", "--workers", "0", "--trials", "1", "--out", str(out),
+               *args)
 
 
 def requests_of(srv, pattern: str) -> list[dict]:

@@ -16,8 +16,8 @@ REJECTED = prompts.REJECTED.split('"{action}"')[1].split(":")[0].strip()  # "was
 def run_step(lifebench_cli, srv, out, *args):
     result = lifebench_cli("run", "--no-progress", "--benchmark", "corridor", "--split", "tiny",
                            "--method", "step", "--model", "m", "--base-url", srv.url,
-                           "--cache", "off", "--workers", "0", "--out", str(out), *args,
-                           timeout=120)
+                           "--cache", "off", "--workers", "0", "--trials", "1", "--out", str(out),
+                           *args, timeout=120)
     assert result.returncode == 0, result.stderr
     records = sorted(read_records(out), key=lambda r: r["episode_index"])
     assert all(r["status"] in ("ok", "budget_exhausted") and not r["error"] for r in records)

@@ -48,6 +48,12 @@ LB.pages.leaderboard = function (view) {
     }});
   })));
   view.appendChild(card);
+  var head = LB.data.headline;
+  if (head) {  // the methods x benchmarks table first, as `lifebench leaderboard` prints it
+    view.appendChild(LB.el("section.card", {id: "grid-headline"},
+      LB.table({title: head.title, headers: head.headers, rows: head.rows, notes: head.notes,
+                className: "headline"})));
+  }
   grid.tables.forEach(function (t) {
     var panel = LB.el("div.provenance", {hidden: true});
     var box = LB.table({title: t.title, headers: t.headers, rows: t.rows, notes: t.notes, className: "grid",
