@@ -50,6 +50,8 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
                            "minimum detectable difference (default 0.5)")
     plan.add_argument("--plan-timeout", type=_positive, default=120.0, metavar="S",
                       help="seconds each probe episode may take (default 120)")
+    plan.add_argument("--tokenizer", metavar="FILE", help="the model's tokenizer.json, for "
+                      "--plan's token counts (default: 4 characters a token)")
 
 
 def _positive(text: str) -> float:
@@ -100,7 +102,7 @@ def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespac
         throughput = Throughput(tokens_per_s=args.tokens_per_s,
                                 source=f"{args.tokens_per_s:g} tokens/s (--tokens-per-s)")
     plan = plan_run(config, execution, grid, throughput, profile, args.assumed_correlation,
-                    args.plan_timeout)
+                    args.plan_timeout, args.tokenizer)
     print("\n".join(plan_lines(plan)))
     out = results_dir(config, execution) / "plan.json"
     try:

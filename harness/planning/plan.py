@@ -130,24 +130,30 @@ def read_profile(path: str) -> tuple[Throughput, dict[str, Any]]:
 
 def plan_run(config: RunConfig, execution: ExecutionConfig, grid: bool,
              throughput: Throughput = Throughput(), profile: Optional[dict[str, Any]] = None,
-             correlation: float = 0.5, probe_timeout_s: float = 120.0) -> Plan:
+             correlation: float = 0.5, probe_timeout_s: float = 120.0,
+             tokenizer: Optional[str] = None) -> Plan:
     """The plan of `config`: the cells `expand` makes, each probed and extrapolated."""
     refused: list[Refusal] = []
     with contextlib.redirect_stderr(io.StringIO()):
         streams = expand(config, refused, grid)
     cells = _cells(streams)
-    probes = _probe(config, execution, grid, probe_timeout_s)
+    probes, prompts = _probe(config, execution, grid, probe_timeout_s)
+    ratio, counted = tokenizer_ratio(tokenizer, prompts) if tokenizer else \
+        (1.0, f"tokens counted as {CHARS_PER_TOKEN} characters each (give the model's "
+              f"tokenizer.json with --tokenizer to count its own)")
     prices = load_prices(config.llm.prices) if config.llm.prices else {}
     window = (profile or {}).get("context_window") or config.llm.context_window
     planned = []
     for key, members in cells.items():
         cell = _plan_cell(config, key, members, probes, window, correlation)
+        _scale_tokens(cell, ratio)
         _price(cell, throughput, prices.get(config.model or ""))
         planned.append(cell)
     for cell in _context_builds(streams, probes):
+        _scale_tokens(cell, ratio)
         _price(cell, throughput, prices.get(config.context_model or config.model or ""))
         planned.append(cell)
-    assumptions = _assumptions(throughput, prices, correlation, probe_timeout_s, config)
+    assumptions = [counted] + _assumptions(throughput, prices, correlation, probe_timeout_s, config)
     if profile and profile.get("tools") is False and any(
             registry.method_class(c.method).needs.tools for c in planned):
         assumptions.append("the profile says the endpoint does not call tools: run the methods "
@@ -164,8 +170,9 @@ def _cells(streams: list[StreamSpec]) -> dict[tuple, list[StreamSpec]]:
 
 
 def _probe(config: RunConfig, execution: ExecutionConfig, grid: bool,
-           timeout_s: float) -> list[EpisodeRecord]:
-    """Every cell's first instance played against the scripted model, in a scratch directory."""
+           timeout_s: float) -> tuple[list[EpisodeRecord], list[str]]:
+    """Every cell's first instance played against the scripted model, in a scratch
+    directory: its records, and the text of the last (up to 1000) prompts it sent."""
     model = config.model or "planned-model"
     server = serve(ServerConfig(policy="scripted", models=(model,)))
     try:
@@ -179,9 +186,37 @@ def _probe(config: RunConfig, execution: ExecutionConfig, grid: bool,
                 contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             execute(probe, dataclasses.replace(execution, out=scratch, progress=False,
                                                trajectories=False, context_cache=None), grid)
-            return load_records([scratch])
+            records = load_records([scratch])
+        prompts = ["\n".join(str(m.get("content") or "") for m in r.get("messages", []))
+                   for r in server.requests()]
+        return records, prompts
     finally:
         server.close()
+
+
+def tokenizer_ratio(path: str, prompts: list[str]) -> tuple[float, str]:
+    """The model's tokens per token the scripted server counted (4 characters each), over
+    the probe's prompts, with the tokenizer file (`tokenizer.json`) of the model; and the
+    line that says so."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise UserError("--tokenizer needs the `tokenizers` package (pip install tokenizers)") from None
+    try:
+        tokenizer = Tokenizer.from_file(path)
+    except Exception as exc:  # the library's own errors: a missing or foreign file
+        raise UserError(f"--tokenizer {path}: not a tokenizer file ({str(exc)[:120]}); give "
+                        f"the model's tokenizer.json") from None
+    tokenizer.no_truncation()  # a file may carry its encoder's input limit
+    tokenizer.no_padding()
+    texts = [t for t in prompts if t]
+    if not texts:
+        return 1.0, f"tokens counted as {CHARS_PER_TOKEN} characters each (no prompt to measure {path} on)"
+    counted = sum(-(-len(t) // CHARS_PER_TOKEN) for t in texts)
+    model = sum(len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False))
+    ratio = model / counted if counted else 1.0
+    return ratio, (f"tokens counted with {path}: {ratio:.3f} of the {CHARS_PER_TOKEN}-characters "
+                   f"estimate, measured on {len(texts)} of the probe's prompts (completions scaled alike)")
 
 
 def _probe_hash(config: RunConfig, stream: StreamSpec) -> str:
@@ -305,6 +340,11 @@ def _context_builds(streams: list[StreamSpec], probes: list[EpisodeRecord]) -> l
     return out
 
 
+def _scale_tokens(cell: CellPlan, ratio: float) -> None:
+    cell.tokens_in = (cell.tokens_in[0] * ratio, cell.tokens_in[1] * ratio)
+    cell.tokens_out = (cell.tokens_out[0] * ratio, cell.tokens_out[1] * ratio)
+
+
 def _mde(n: int, correlation: float) -> Optional[float]:
     if n < 1:
         return None
@@ -335,8 +375,7 @@ def _assumptions(throughput: Throughput, prices: dict, correlation: float, timeo
     out = [
         "calls and tokens measured on each cell's first instance (every trial, first seed "
         f"and budget) against the built-in scripted model, each episode capped at "
-        f"{timeout_s:g} s, preparation at smoke scale; tokens counted as {CHARS_PER_TOKEN} "
-        "characters per token",
+        f"{timeout_s:g} s, preparation at smoke scale",
         "steps per episode: low, the instance's reference solution (else the probe's); high, "
         "its full budget",
         "prompt tokens per call grow with the history up to the full budget (capped at the "

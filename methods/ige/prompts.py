@@ -93,13 +93,17 @@ def entry_block(index: int, entry: Entry, tried: Sequence[str], lost: Sequence[s
     return "\n".join(lines)
 
 
-def select(task: str, facts: Optional[str], blocks: Sequence[str], scored: bool) -> str:
+def select(task: str, facts: Optional[str], blocks: Sequence[str], scored: bool) -> Prompt:
+    """The Select prompt; its archive's states but the newest are history the context
+    window may drop, oldest first (each keeps its number, so a choice still names one)."""
     parts = [SELECT_HEAD, f"The task: {task.strip()}"]
     if facts:
         parts.append(facts.strip())
-    parts.append(f"The archive ({len(blocks)} states):\n" + "\n".join(blocks))
-    parts.append(SELECT_RULES_SCORED if scored else SELECT_RULES)
-    return "\n\n".join(parts)
+    head = "\n\n".join(parts) + f"\n\nThe archive ({len(blocks)} states):\n"
+    listing = [history_part(block + "\n") for block in blocks[:-1]]
+    listing += [fixed(blocks[-1])] if blocks else []
+    rules = "\n\n" + (SELECT_RULES_SCORED if scored else SELECT_RULES)
+    return Prompt([fixed(head), *listing, fixed(rules)])
 
 
 def explore(history: Sequence[PromptPart], tried: Sequence[str], lost: Sequence[str],

@@ -165,3 +165,23 @@ def test_the_trace_parts_read_as_the_prompts_did():
                                                      rewarded="none")
     summary = summary_prompt(parts, "report", [Trial("1. look first", "failed")])
     assert "\n".join(lines) in summary and [p.history for p in summary.parts].count(True) == 2
+
+
+def test_iges_select_prompt_drops_its_oldest_archive_states_first():
+    """IGE's Select prompt reads as before; fitted, it keeps the task, the newest state and
+    the rules, and leaves out the oldest states (each shown one keeps its number)."""
+    from lifebench.llm.window import estimate_tokens, fit_messages
+    from lifebench.methods.ige import prompts
+
+    blocks = [f"State {i}: " + "a room with a lamp. " * 40 for i in range(12)]
+    prompt = prompts.select("light the lamp", None, blocks, scored=False)
+    assert prompt == "\n\n".join([prompts.SELECT_HEAD, "The task: light the lamp",
+                                  "The archive (12 states):\n" + "\n".join(blocks),
+                                  prompts.SELECT_RULES])
+    assert [p.history for p in prompt.parts].count(True) == 11
+    fitted = fit_messages([{"role": "system", "content": "manual"},
+                           {"role": "user", "content": prompt}], 1500, 64, estimate_tokens)
+    text = fitted.messages[1]["content"]
+    assert fitted.left_out > 0 and MARKER in text and fitted.tokens <= 1500 - 64
+    assert "The task: light the lamp" in text and blocks[-1] in text and prompts.SELECT_RULES in text
+    assert blocks[0] not in text and text.index(MARKER) < text.index(blocks[-1])

@@ -92,3 +92,26 @@ def test_plan_reads_the_doctors_profile(lifebench_cli, tmp_path):
                         "--server-profile", str(tmp_path / "missing.json"), "--out", str(out))
     assert bad.returncode == 2 and "lifebench doctor" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_plan_counts_tokens_with_the_models_tokenizer(lifebench_cli, tmp_path):
+    """With a tokenizer file (here MiniLM's, the one model whose files are on this machine),
+    every token count is the 4-characters estimate times the ratio measured on the probe's
+    prompts; a file that is not a tokenizer is one line."""
+    from lifebench.embeddings import find_model
+
+    tokenizer = find_model()[0] / "tokenizer.json"
+    args = ["grid", "--plan", "--benchmark", "plancraft", "--split", "val.small", "--method",
+            "react", "--limit", "1", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    plain = lifebench_cli(*args, "--out", str(tmp_path / "a"))
+    counted = lifebench_cli(*args, "--tokenizer", str(tokenizer), "--out", str(tmp_path / "b"))
+    assert plain.returncode == 0 and counted.returncode == 0, counted.stderr
+    [line] = [line for line in counted.stdout.splitlines() if "tokens counted with" in line]
+    ratio = float(line.split(": ")[2].split(" of the")[0])
+    assert 0.3 < ratio < 3 and ratio != 1.0
+    a, b = plan_of(tmp_path / "a")["react"], plan_of(tmp_path / "b")["react"]
+    assert b["calls"] == a["calls"]
+    assert math.isclose(b["tokens_in"][1], a["tokens_in"][1] * ratio, rel_tol=2e-3)
+    bad = lifebench_cli(*args, "--tokenizer", str(tmp_path / "prices.json"), "--out", str(tmp_path / "c"))
+    assert bad.returncode == 2 and "not a tokenizer file" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
