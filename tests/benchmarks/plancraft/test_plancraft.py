@@ -224,3 +224,25 @@ def test_manifests_are_what_the_build_script_makes(tmp_path, monkeypatch, capsys
     committed = [line for line in (SPLITS_DIR / "checksums.sha256").read_text().splitlines()
                  if line.endswith(".jsonl") and "  plancraft/" in line]
     assert (tmp_path / "checksums.sha256").read_text().splitlines() == committed
+
+
+def test_the_planner_gives_up_after_search_steps_not_seconds(bench, monkeypatch):
+    """The package's planner gave up after 30 wall-clock seconds ("impossible"); here after a
+    count of its search steps, so its answer is the same on any machine under any load.
+    VAL0508's is the longest search of a solvable `val` task (814 steps; the impossible
+    ones search exhaustively, 33,659 at most: tests/perf/perf_plancraft_planner.py)."""
+    import time as real_time
+
+    from lifebench.benchmarks.plancraft import planner
+
+    env = bench.make_env(bench.instance("val", "VAL0508"), 0)
+    env.reset()
+    observation = {"inventory": env.inventory, "target": env.example.target}
+    env.close()
+    subplans, _ = planner.get_subplans(copy.deepcopy(observation))
+    assert subplans[0][0] != "impossible: " and 500 < planner.CLOCK.steps < planner.SEARCH_STEPS
+    monkeypatch.setattr(real_time, "time", lambda: 1e12)  # the wall clock plays no part
+    assert planner.get_subplans(copy.deepcopy(observation))[0] == subplans
+    monkeypatch.setattr(planner, "SEARCH_STEPS", 500)
+    given_up, _ = planner.get_subplans(copy.deepcopy(observation))
+    assert given_up == [["impossible: "]] and planner.CLOCK.steps == 502
