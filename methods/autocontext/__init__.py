@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from lifebench.api import ContextProvider, ContextTools, ExplorationEnv, RoleParams
 
-from lifebench.methods.autocontext.actor import Actor, Segment, key_result
+from lifebench.methods.autocontext.actor import Actor, Segment, joined, key_result
 from lifebench.methods.autocontext.extractor import Extractor, Knowledge, split_document
 from lifebench.methods.autocontext.forest import INIT_STATE, TodoForest
 from lifebench.methods.autocontext.planner import Planner
@@ -120,8 +120,7 @@ class AutoContext(ContextProvider):
                     segments.append(actor.run(todo))
                     if actor.exhausted:
                         break
-            text = "\n\n".join(s.text(config.trajectory_chars) for s in segments)
-            knowledge = extractor.update(knowledge, text[-config.trajectory_chars:])
+            knowledge = extractor.update(knowledge, joined(segments, config.trajectory_chars))
             tools.report(knowledge.document())
             recent = segments[-1]
             if actor.exhausted:

@@ -45,6 +45,14 @@ class Segment:
         return "\n".join(lines)[-limit:]
 
 
+def joined(segments: list[Segment], limit: int) -> str:
+    """The segments as the Extractor reads them: each cut to its share of `limit` (keeping
+    its end), so a long one never pushes out the others (the Observations TODO's, which
+    runs first)."""
+    share = max(1, limit // max(1, len(segments)))
+    return "\n\n".join(s.text(share) for s in segments)
+
+
 class Actor:
     def __init__(self, env: Any, schema: ContextSchema, forest: TodoForest, llm: ChatModel,
                  params: RoleParams, background: str, config: Any) -> None:

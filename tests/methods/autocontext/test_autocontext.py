@@ -284,3 +284,15 @@ def test_each_ablation_removes_what_it_names(cli, llm_server, tmp_path, ablation
     else:
         assert {"plan", "extract", "check", "apply"} <= roles and asked(srv, PROMOTE)
         assert any(re.search(r"^  - look: ", p, re.M) for p in planning[1:])
+
+
+def test_the_extractor_reads_every_segment_of_an_iteration():
+    """A long rule TODO's run does not push the Observations TODO's run out of the
+    Extractor's input: each segment keeps its share (its end)."""
+    from lifebench.methods.autocontext.actor import Segment, joined
+
+    observations = Segment("s0", "a kitchen", [("go north", "a hall with a red door")])
+    rule = Segment("s1", "a hall", [(f"push door {i}", "nothing happens " * 20) for i in range(50)])
+    text = joined([observations, rule], 2000)
+    assert "a hall with a red door" in text and "push door 49" in text
+    assert len(text) <= 2000 + 2 and "push door 0\n" not in text
