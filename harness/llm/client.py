@@ -123,13 +123,22 @@ def _endpoint_slots(base_url: str, limit: int, timeout_s: float) -> Any:
         return _slots[(base_url, limit)]
 
 
+
+def request_seed(role_seed: Optional[int], stream_seed: Optional[int]) -> Optional[int]:
+    """The seed a request is sent with: the stream's; a role's own seed (a method's
+    `llm_seed`) mixed with it, so the streams of several seeds stay independent samples."""
+    if role_seed is None or stream_seed is None:
+        return role_seed if role_seed is not None else stream_seed
+    return (role_seed * 1_000_003 + stream_seed) % 2**31
+
 class LLMClient:
     """A `lifebench.api.ChatModel` for one model on one endpoint (`LLMConfig`), with its
     accounting; `prices` are USD per million tokens, (input, output), by model.
 
-    `seed` is the stream's seed: it is sent with every request (unless a role's params name
-    their own seed, or the config says the endpoint takes none) and is always part of the
-    cache key, so that seeds are independent samples and a re-run of a seed replays."""
+    `seed` is the stream's seed: it is sent with every request (mixed with a role's own
+    seed where its params name one: `request_seed`; none where the config says the endpoint
+    takes none) and is always part of the cache key, so that seeds are independent samples
+    and a re-run of a seed replays."""
 
     def __init__(self, model: str, config: LLMConfig, cache: Optional[ResponseCache] = None,
                  prices: Optional[dict[str, tuple[float, float]]] = None,
@@ -227,7 +236,7 @@ class LLMClient:
             request[self._quirks.cap_field] = cap
         if params.top_p is not None:
             request["top_p"] = params.top_p
-        seed = params.seed if params.seed is not None else self.seed
+        seed = request_seed(params.seed, self.seed)
         if seed is not None and self.config.send_seed and self._quirks.send_seed:
             request["seed"] = seed
         if tools and not text_tools:

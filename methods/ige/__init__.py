@@ -65,7 +65,7 @@ class IgeConfig:
     temperature: float = 0.3
     top_p: float = 0.2
     max_tokens: int = 1024
-    llm_seed: Optional[int] = None  # sent as the request's seed, where the server honours it
+    llm_seed: Optional[int] = None  # mixed with the stream's seed into each request's seed
 
     def __post_init__(self) -> None:
         if min(self.steps_per_iteration, self.max_iterations, self.horizon, self.history,

@@ -38,7 +38,7 @@ class ReactConfig:
     temperature: float = 0.0
     max_tokens: int = 256
     format_retries: int = 2
-    llm_seed: Optional[int] = None  # sent as the request's seed, where the server honours it
+    llm_seed: Optional[int] = None  # mixed with the stream's seed into each request's seed
 
     def __post_init__(self) -> None:
         if self.examples < 0 or self.history < 1 or self.format_retries < 0:

@@ -183,3 +183,19 @@ def test_seeds_are_independent_samples_and_a_rerun_replays(cli, llm_server, tmp_
     assert quiet.returncode == 0, quiet.stderr
     assert srv.stats()["requests"] == 4 * per_seed
     assert all("seed" not in r for r in srv.requests()[-2 * per_seed:])
+
+
+def test_a_methods_own_llm_seed_keeps_the_stream_seeds_independent(cli, llm_server, tmp_path):
+    """`--method-arg llm_seed=7` names a seed for ReAct's requests; two stream seeds still
+    send two seeds (7 mixed with each), never 7 for both."""
+    from lifebench.llm.client import request_seed
+
+    srv = llm_server(policy="scripted")
+    result = cli("run", "--no-progress", "--benchmark", "corridor", "--split", "tiny", "--method",
+                 "react", "--model", "m", "--base-url", srv.url, "--cache", "off", "--workers", "0",
+                 "--seeds", "0,1", "--limit", "1", "--method-arg", "llm_seed=7",
+                 "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert {r["seed"] for r in srv.requests()} == {request_seed(7, 0), request_seed(7, 1)}
+    assert request_seed(7, 0) != request_seed(7, 1) and request_seed(None, 3) == 3
+    assert request_seed(7, None) == 7
