@@ -91,7 +91,7 @@ check: install
 reference: install
 	$(call reference_grid,results/reference.new)
 	-$(REFERENCE_CHECK) --candidate results/reference.new
-	rm -rf results/reference.new/state  # resume data (the methods' memories), not compared
+	rm -rf results/reference.new/state results/reference.new/prepared  # resume data, not compared
 	rm -rf results/reference && mv results/reference.new results/reference
 	$(BIN)/python docs/readme_table.py  # the README's grid table is the reference's
 	@echo "make reference: results/reference rewritten; commit it with the change that moved it"

@@ -3,7 +3,7 @@ textworld 1.7.0 from PyPI, games from `$LIFEBENCH_DATA/alfworld` or `$ALFWORLD_D
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
                            few_shot_base, few_shot_splits, partition_few_shot, unknown_name)
@@ -46,6 +46,12 @@ class AlfworldBenchmark(Benchmark):
         if marker in first_observation:
             return first_observation.split(marker, 1)[1].strip().splitlines()[0].strip()
         return first_observation.strip()
+
+    def task_statement(self, first_observation: str) -> Optional[str]:
+        marker = "Your task is to:"
+        if marker not in first_observation:
+            return None
+        return marker + first_observation.split(marker, 1)[1].splitlines()[0]
 
     def check_available(self) -> None:
         try:

@@ -68,6 +68,9 @@ class ScienceWorldBenchmark(Benchmark):
         # the task description is the first paragraph; the room's description follows
         return first_observation.strip().split("\n\n", 1)[0].strip()
 
+    def task_statement(self, first_observation: str) -> Optional[str]:
+        return self.task_text(first_observation) or None
+
     def few_shot_support(self, split: str) -> Optional[str]:
         # The 18 tasks' train variations: the same task families, never a test variation.
         return STEP18_TRAIN if split in ("step18", "step18-v1") else super().few_shot_support(split)

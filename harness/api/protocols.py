@@ -271,6 +271,12 @@ class Benchmark(abc.ABC):
         better."""
         return first_observation.strip()
 
+    def task_statement(self, first_observation: str) -> Optional[str]:
+        """The text of an episode's first observation that states the instance's task, where
+        its observations state one (ALFWorld's "Your task is to: ..." line), else None. An
+        instance-context build never sees it: a context is task-agnostic."""
+        return None
+
     def few_shot_support(self, split: str) -> Optional[str]:
         """The split a method may adapt on before it is tested on `split` (the same task
         families, never scored with it): a query partition's support partition."""

@@ -189,7 +189,8 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
         try:
             env = CountedExplorationEnv(benchmark.make_env(instance, build.seed),
                                         cls.explore_budget(build.config),
-                                        deadline=started + stream.timeout_s)
+                                        deadline=started + stream.timeout_s,
+                                        task_statement=benchmark.task_statement)
             reports = _Reports(benchmark, env)
             tools = ContextTools(
                 benchmark=benchmark, instance=instance, schema=benchmark.context_schema(),

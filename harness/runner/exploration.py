@@ -8,6 +8,8 @@ are env steps like any other, so they count against the exploration budget.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -28,9 +30,16 @@ class ExplorationSnapshot:
 
 
 class CountedExplorationEnv:
+    """An instance's env as an explorer plays it: counted steps, snapshots, and, with
+    `task_statement` (the benchmark's hook), observations without the sentence that states
+    the instance's task, so what an explorer builds cannot hold the test task."""
+
     def __init__(self, env: Any, budget: int, replay_only: bool = False,
-                 deadline: Optional[float] = None) -> None:
+                 deadline: Optional[float] = None,
+                 task_statement: Optional[Callable[[str], Optional[str]]] = None) -> None:
         self.env = env
+        self.task_statement = task_statement
+        self.hidden: Optional[str] = None
         self.deadline = deadline
         self.budget = budget
         self.steps = 0
@@ -41,7 +50,10 @@ class CountedExplorationEnv:
 
     def reset(self) -> Observation:
         self.actions = []
-        self.last_observation = self._env_call(self.env.reset)
+        observation = self._env_call(self.env.reset)
+        if self.task_statement is not None and self.hidden is None:
+            self.hidden = (self.task_statement(observation.text) or "").strip() or None
+        self.last_observation = self._blind(observation)
         return self.last_observation
 
     def step(self, action: str) -> Step:
@@ -52,6 +64,8 @@ class CountedExplorationEnv:
         self.steps += 1
         step = self._env_call(self.env.step, action)
         self.actions.append(action)
+        if self.hidden is not None:
+            step = dataclasses.replace(step, observation=self._blind(step.observation))
         self.last_observation = step.observation
         return step
 
@@ -64,12 +78,19 @@ class CountedExplorationEnv:
             raise TypeError(f"restore() takes what snapshot() returned, not {type(snapshot).__name__}")
         if self.native:
             self.actions = list(snapshot.actions)
-            self.last_observation = self._env_call(self.env.restore, snapshot.native)
+            self.last_observation = self._blind(self._env_call(self.env.restore, snapshot.native))
             return self.last_observation
         observation = self.reset()
         for action in snapshot.actions:
             observation = self.step(action).observation
         return observation
+
+    def _blind(self, observation: Observation) -> Observation:
+        """The observation without the task's statement (its blank lines closed up)."""
+        if self.hidden is None or self.hidden not in observation.text:
+            return observation
+        text = re.sub(r"\n{3,}", "\n\n", observation.text.replace(self.hidden, "")).strip()
+        return dataclasses.replace(observation, text=text)
 
     @staticmethod
     def _env_call(call: Callable[..., Any], *args: Any) -> Any:

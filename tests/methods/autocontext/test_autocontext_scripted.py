@@ -58,3 +58,27 @@ def test_corridor_has_no_context_schema_so_autocontext_skips_it(llm_server, resu
     [record] = read_records(results_dir)
     assert record["status"] == "ok" and record["success"] and "context" not in record["extra"]
     assert not (results_dir / "contexts.jsonl").exists()
+
+
+def test_no_build_input_holds_the_instances_task(llm_server, results_dir, lifebench_cli):
+    """A context is task-agnostic: on ALFWorld, whose first observation states the task
+    ("Your task is to: ..."), no request of the build holds that sentence; the method's own
+    episode, played after the build, is shown it as always."""
+    import json as _json
+
+    srv = llm_server(policy="scripted")
+    result = lifebench_cli("run", "--no-progress", "--benchmark", "alfworld", "--split",
+                           "valid_unseen", "--limit", "1", "--method", "react", "--model", "m",
+                           "--base-url", srv.url, "--cache", "off", "--workers", "0",
+                           "--max-steps", "3", "--context", "autocontext", "--context-arg",
+                           "explore_steps=20", "--context-arg", "max_iterations=2",
+                           "--out", str(results_dir))
+    assert result.returncode == 0, result.stderr
+    [build] = [_json.loads(line) for line in (results_dir / "contexts.jsonl").read_text().splitlines()]
+    requests = [_json.dumps(r["messages"]) for r in srv.requests()]
+    built, played = requests[:build["llm_calls"]], requests[build["llm_calls"]:]
+    assert built and played
+    assert not any("Your task is to:" in text for text in built)
+    assert any("Your task is to:" in text for text in played)
+    document = (results_dir / "contexts" / f"{build['key']}.json").read_text()
+    assert "Your task is to:" not in document
