@@ -47,13 +47,14 @@ def test_success_under_budgets_is_the_mean_and_std_over_seeds_in_the_papers_colu
         *[record("react", i, success=True, steps=30, seed=s, context={})
           for i in "ab" for s in (0, 1)]]
     [table] = success_under_budgets(records)
-    assert table.headers == ("method", "50", "100", "400", "1600", "unlimited")
+    assert table.headers[:5] == ("method", "50", "100", "400", "1600")
+    assert table.headers[5].endswith(" (run's budget)")
     assert table.rows == (("react", "25.0 +- 25.0", "25.0 +- 25.0", "75.0 +- 25.0",
                            "75.0 +- 25.0", "75.0 +- 25.0"),
                           ("react + AutoContext", "100.0 +- 0.0", "100.0 +- 0.0", "100.0 +- 0.0",
                            "100.0 +- 0.0", "100.0 +- 0.0"))
     alf = [record("react", "x", success=True, steps=7, benchmark="alfworld", split="valid_unseen")]
-    assert success_under_budgets(alf)[0].headers == ("method", "5", "10", "40", "160", "unlimited")
+    assert success_under_budgets(alf)[0].headers[:5] == ("method", "5", "10", "40", "160")
 
 
 def test_a_success_after_failed_trials_costs_their_steps_too():
