@@ -96,22 +96,25 @@ reference: install
 	$(BIN)/python docs/readme_table.py  # the README's grid table is the reference's
 	@echo "make reference: results/reference rewritten; commit it with the change that moved it"
 
-# How²'s Table 1 (every strategy x teacher, low/high repetition, 3 seeds) on the endpoint;
-# HOW2_LIMIT=N runs the first N instances of each split (a smoke run).
+# How²'s Table 1 (every strategy x teacher, low/high repetition, curriculum order, 3 seeds)
+# and Table 6's -curriculum row on LIFEBENCH_MODEL (default: the specs' Llama 3.3 70B) at
+# LIFEBENCH_BASE_URL; HOW2_LIMIT=N runs the first N instances of each split (a smoke run).
 HOW2_OUT ?= results/how2-table1
-# STEP's Table 1/2 (CLIN, STEP, STEP w/o Planner on ScienceWorld step18-v1, 5 trials) on
-# LIFEBENCH_MODEL at LIFEBENCH_BASE_URL; STEP_LIMIT=N runs the first N tasks (a smoke run).
+# STEP's Table 1/2 (CLIN, STEP, STEP w/o Planner on ScienceWorld step18-authors, 5 trials,
+# 3 seeds) on LIFEBENCH_MODEL (default: the spec's gpt-4o-mini) at LIFEBENCH_BASE_URL;
+# STEP_LIMIT=N runs the first N tasks (a smoke run).
 STEP_OUT ?= results/step-table1
 step-table1: install
-	$(BIN)/lifebench run specs/step-table1.toml --model "$$LIFEBENCH_MODEL" \
+	$(BIN)/lifebench run specs/step-table1.toml $(if $(LIFEBENCH_MODEL),--model "$$LIFEBENCH_MODEL",) \
 		--base-url "$$LIFEBENCH_BASE_URL" --out $(STEP_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(STEP_LIMIT),--limit $(STEP_LIMIT),)
 	$(BIN)/lifebench leaderboard $(STEP_OUT) --output $(STEP_OUT)/leaderboard.md
 
+HOW2_FLAGS = $(if $(LIFEBENCH_MODEL),--model "$$LIFEBENCH_MODEL",) --base-url "$$LIFEBENCH_BASE_URL" \
+	--out $(HOW2_OUT) $(if $(WORKERS),--workers $(WORKERS),) $(if $(HOW2_LIMIT),--limit $(HOW2_LIMIT),)
 how2-table1: install
-	$(BIN)/lifebench run specs/how2-table1.toml --model "$$LIFEBENCH_MODEL" \
-		--base-url "$$LIFEBENCH_BASE_URL" --out $(HOW2_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
-		$(if $(HOW2_LIMIT),--limit $(HOW2_LIMIT),)
+	$(BIN)/lifebench run specs/how2-table1.toml $(HOW2_FLAGS)
+	$(BIN)/lifebench run specs/how2-table6.toml $(HOW2_FLAGS)
 	$(BIN)/lifebench leaderboard $(HOW2_OUT) --output $(HOW2_OUT)/leaderboard.md
 
 # InstructRAG's Tables 1 and 2 (ReAct, RAP, InstructRAG on ALFWorld valid_unseen.query, and

@@ -228,7 +228,9 @@ class PlancraftEnv:
 
     def episode_extra(self) -> dict[str, Any]:
         return {"impossible_predicted": self.impossible_predicted,
-                "impossible_truth": bool(self.example.impossible)}
+                "impossible_truth": bool(self.example.impossible),
+                # the dataset's class: easy, medium, hard or impossible (How²'s Table 10)
+                "complexity": str(self.example.complexity_split)}
 
     # -- helpers
     @property

@@ -13,7 +13,9 @@ from lifebench.benchmarks.scienceworld.reporting import step_table1
 from lifebench.benchmarks.scienceworld.tasks import LONG_BUDGET, SHORT_BUDGET
 from lifebench.benchmarks.manifests import read_manifest
 
-SPLITS = ("step18", "step18-v1", "test", "dev", "step18-train")
+SPLITS = ("step18", "step18-v1", "step18-authors", "test", "dev", "step18-train")
+# The 18-task table's splits: their support is the 18 tasks' train variations.
+STEP18_SPLITS = ("step18", "step18-v1", "step18-authors")
 # The 18 tasks' train variations: what methods learn from before step18 / step18-v1.
 STEP18_TRAIN = "step18-train"
 SIMPLIFICATIONS = ("easy", "teleportAction", "selfWateringFlowerPots", "openContainers",
@@ -73,7 +75,7 @@ class ScienceWorldBenchmark(Benchmark):
 
     def few_shot_support(self, split: str) -> Optional[str]:
         # The 18 tasks' train variations: the same task families, never a test variation.
-        return STEP18_TRAIN if split in ("step18", "step18-v1") else super().few_shot_support(split)
+        return STEP18_TRAIN if split in STEP18_SPLITS else super().few_shot_support(split)
 
     def check_available(self) -> None:
         try:

@@ -5,11 +5,13 @@
 - step18:    the 18 tasks of the CLIN and STEP tables, each on its first 5 test variations
 - step18-v1: the same 18 tasks on their first test variation (the papers' setting)
 - test, dev: all 30 tasks on all their test (dev) variations
-- step18-train: the 18 tasks on their first 2 train variations (disjoint from test and dev):
-  what methods that learn before testing learn from (RAP's memory, InstructRAG's graph and
-  its few-shot stage on step18/step18-v1)
+- step18-authors: the same 18 tasks on variation index 1, the variation CLIN's and STEP's
+  public code load (`--var-num 1`; a train variation)
+- step18-train: the 18 tasks on their first 2 train variations other than index 1
+  (disjoint from test, dev and step18-authors): what methods that learn before testing
+  learn from (RAP's memory, InstructRAG's graph and its few-shot stage on the 18 tasks)
 
-`python -m lifebench.benchmarks.scienceworld.build_splits step18-train` builds that one only.
+`python -m lifebench.benchmarks.scienceworld.build_splits step18-train` builds those two only.
 
 Every row carries the task id, topic, short/long class (budget 37/70) and the length of
 the simulator's gold path under the `easy` simplification.
@@ -31,6 +33,8 @@ SHORT_GOLD_MAX = 20
 
 
 TRAIN_PER_TASK = 2
+# The variation CLIN's and STEP's code run by default (their `--var-num 1`).
+AUTHORS_VARIATION = 1
 
 
 def _variations(task_name: str) -> tuple[list[int], list[int]]:
@@ -41,26 +45,31 @@ def _variations(task_name: str) -> tuple[list[int], list[int]]:
     return list(sim.get_variations_test()), list(sim.get_variations_dev())
 
 
-def _train_rows(task: dict) -> list[dict]:
-    """The task's first TRAIN_PER_TASK train variations, as manifest rows."""
+def _train_rows(task: dict) -> tuple[list[dict], dict]:
+    """The task's first TRAIN_PER_TASK train variations other than AUTHORS_VARIATION, and
+    AUTHORS_VARIATION's row, as manifest rows."""
     from lifebench.benchmarks.scienceworld import jvm
 
     sim = jvm.simulator()
     sim.load(task["task_name"], 0, SIMPLIFICATION)
-    variations = list(sim.get_variations_train())[:TRAIN_PER_TASK]
-    gold = _gold_lengths(task["task_name"], variations)
-    return [{"instance_id": instance_id(task["task_name"], v), "task_id": task["task_id"],
-             "task_name": task["task_name"], "topic": task["topic"], "task": task["task"],
-             "variation": v, "length": STEP18[task["task_id"]], "gold_length": gold[v]}
-            for v in variations]
+    variations = [v for v in sim.get_variations_train() if v != AUTHORS_VARIATION][:TRAIN_PER_TASK]
+    gold = _gold_lengths(task["task_name"], [*variations, AUTHORS_VARIATION])
+
+    def row(v: int) -> dict:
+        return {"instance_id": instance_id(task["task_name"], v), "task_id": task["task_id"],
+                "task_name": task["task_name"], "topic": task["topic"], "task": task["task"],
+                "variation": v, "length": STEP18[task["task_id"]], "gold_length": gold[v]}
+
+    return [row(v) for v in variations], row(AUTHORS_VARIATION)
 
 
 def build_support(workers: int = 2) -> None:
     step18 = [t for t in package_tasks() if t["task_id"] in STEP18]
     with ProcessPoolExecutor(workers) as pool:
-        rows = [row for rows in pool.map(_train_rows, step18) for row in rows]
-    print(f"step18-train: {len(rows)} instances -> "
-          f"{write_manifest('scienceworld', 'step18-train', rows)}")
+        built = list(pool.map(_train_rows, step18))
+    for split, rows in (("step18-train", [row for rows, _ in built for row in rows]),
+                        ("step18-authors", [authors for _, authors in built])):
+        print(f"{split}: {len(rows)} instances -> {write_manifest('scienceworld', split, rows)}")
     print(f"checksums -> {write_checksums()}")
 
 

@@ -3,7 +3,7 @@
 `step` calls the simulator's raw step and reads the score and completion only; the
 package's `ScienceWorldEnv.step` also computes look, inventory, task description and the
 valid actions on every call (~10x the raw step). Here they are computed when asked:
-`valid_actions()` and `query("look" | "inventory" | "task")`.
+`valid_actions()` and `query("look" | "inventory" | "task" | "objects" | "action_templates")`.
 
 Protocol (CLIN and STEP): the budget counts agent actions; a score below zero (focusing on
 the wrong object) ends the episode, recorded as `extra.fatal`, `extra.raw_score` = the
@@ -20,7 +20,7 @@ from lifebench.api import Observation, Step
 
 from lifebench.benchmarks.scienceworld import jvm
 
-QUERIES = ("look", "inventory", "task", "state")
+QUERIES = ("look", "inventory", "task", "state", "objects", "action_templates")
 
 
 def _py4j_errors() -> tuple[type, ...]:
@@ -88,13 +88,17 @@ class ScienceWorldTaskEnv:
         return self._call(lambda: list(sim.server.getValidActionObjectCombinations()))
 
     def query(self, name: str) -> str:
-        """Free information that costs no action: the room, the inventory, the task, and
-        `state` (the room, then the inventory)."""
+        """Free information that costs no action: the room, the inventory, the task,
+        `state` (the room, then the inventory), and, a line each, the `objects` an action
+        may name here and the `action_templates` ("open OBJ", ...), as CLIN's and STEP's
+        executors were shown them."""
         if name == "state":
             return f"{self.query('look')}\n{self.query('inventory')}"
         sim = self._require()
         calls = {"look": sim.server.freeActionLook, "inventory": sim.server.freeActionInventory,
-                 "task": sim.server.freeActionTaskDesc}
+                 "task": sim.server.freeActionTaskDesc,
+                 "objects": lambda: "\n".join(sim.server.getPossibleObjects()),
+                 "action_templates": lambda: "\n".join(sim.server.getPossibleActions())}
         if name not in calls:
             raise ValueError(f"unknown query {name!r}; ScienceWorld answers {', '.join(QUERIES)}")
         return self._call(calls[name])

@@ -16,7 +16,7 @@ import abc
 import random
 import re
 from dataclasses import dataclass
-from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Optional, Protocol,
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Optional, Protocol,
                     runtime_checkable)
 
 from lifebench.api.budget import Budget
@@ -277,6 +277,12 @@ class Benchmark(abc.ABC):
         instance-context build never sees it: a context is task-agnostic."""
         return None
 
+    def without_task(self, text: str, first_observation: str) -> str:
+        """`text` without the task's statement of the episode that began with
+        `first_observation` (`task_statement`), its blank lines closed up: what a part of a
+        method that must not know the task (a context build, STEP's Executor) may read."""
+        return cut_statement(text, self.task_statement(first_observation))
+
     def few_shot_support(self, split: str) -> Optional[str]:
         """The split a method may adapt on before it is tested on `split` (the same task
         families, never scored with it): a query partition's support partition."""
@@ -475,3 +481,11 @@ def episode_rng(seed: int, *parts: Any) -> random.Random:
     """A RNG seeded from the stream seed and the episode identity (not from run order),
     so a sharded or resumed stream draws exactly what an uninterrupted one draws."""
     return random.Random("/".join(str(p) for p in (seed, *parts)))
+
+
+def cut_statement(text: str, statement: Optional[str]) -> str:
+    """`text` without `statement` (None or blank: unchanged), its blank lines closed up."""
+    statement = (statement or "").strip()
+    if not statement or statement not in text:
+        return text
+    return re.sub(r"\n{3,}", "\n\n", text.replace(statement, "")).strip()

@@ -9,13 +9,13 @@ are env steps like any other, so they count against the exploration budget.
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from lifebench.api.context import ExplorationBudgetExhausted
 from lifebench.api.errors import EnvError, LLMError
+from lifebench.api.protocols import cut_statement
 from lifebench.api.records import Observation, Step
 
 
@@ -89,8 +89,7 @@ class CountedExplorationEnv:
         """The observation without the task's statement (its blank lines closed up)."""
         if self.hidden is None or self.hidden not in observation.text:
             return observation
-        text = re.sub(r"\n{3,}", "\n\n", observation.text.replace(self.hidden, "")).strip()
-        return dataclasses.replace(observation, text=text)
+        return dataclasses.replace(observation, text=cut_statement(observation.text, self.hidden))
 
     @staticmethod
     def _env_call(call: Callable[..., Any], *args: Any) -> Any:

@@ -45,7 +45,6 @@ Answer the question from the agent context and the planner output.
 - Use simple language, and split the problem into the steps of the planner output.
 - Put the information in a logical order.
 - The planner output is always correct.
-- Keep the quantities the planner output gives.
 
 # Output format
 A short, abstract explanation of every required step and what it needs, as one paragraph."""

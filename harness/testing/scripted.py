@@ -32,15 +32,21 @@ class Book:
 
     pages: tuple[tuple[str, str], ...]  # (observation key, the oracle's action there)
     noop: str
+    # The first observation's key without the task's statement (`Benchmark.without_task`):
+    # how a prompt kept from the task (STEP's Executor) shows the episode's start.
+    start_without_task: str = ""
 
     def act(self, prompt: str, step: Optional[int] = None) -> str:
         """The action for the prompt's last oracle observation; `step` (the steps the
         episode has played) picks among an observation's visits when it is that step's."""
         if not self.pages:
             return self.noop
+        first = self.pages[0][0]
+        if self.start_without_task and first not in prompt and self.start_without_task in prompt:
+            prompt = prompt.replace(self.start_without_task, first, 1)
         # The episode starts where its first observation is shown last (examples of other
         # episodes before it may show the same observations).
-        start = max(prompt.rfind(self.pages[0][0]), 0)
+        start = max(prompt.rfind(first), 0)
         best, best_at = None, -1
         for key in {key for key, _ in self.pages}:
             at = prompt.rfind(key, start)
@@ -69,8 +75,9 @@ def oracle_book(benchmark_name: str, split: str, instance_id: str) -> Book:
     env: Any = benchmark.make_env(instance, 0)
     pages: list[tuple[str, str]] = []
     try:
+        oracle = benchmark.oracle(env)  # before reset, as the runner: an oracle may set the env up
         observation = env.reset()
-        oracle = benchmark.oracle(env)
+        start = _key(benchmark.without_task(observation.text, observation.text))
         for _ in range(min(benchmark.budget(instance), _MAX_BOOK_STEPS)):
             action = oracle.next_action(observation)
             key = _key(observation.text)
@@ -82,7 +89,7 @@ def oracle_book(benchmark_name: str, split: str, instance_id: str) -> Book:
                 break
     finally:
         env.close()
-    return Book(tuple(pages), noop)
+    return Book(tuple(pages), noop, start if pages and start != pages[0][0] else "")
 
 
 class ScriptedModel:

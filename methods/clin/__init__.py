@@ -32,7 +32,11 @@ from lifebench.methods.clin.memory import InstanceMemory, Trial, report, summary
 
 # CLIN's and STEP's length stop: 1.5 times the gold path.
 GOLD_STOP_FACTOR = 1.5
+GOLD_STOP_REASON = f"{GOLD_STOP_FACTOR:g}x the gold path"
 _ACTION = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.I | re.M)
+TASK_COMPLETE = re.compile(r"\btask[ _]?complete\b", re.I)
+# the code's hint on the one form whose OBJ is not what it acts on
+MIX_FORM = ("mix OBJ", "mix OBJ (OBJ: the container holding what is to be mixed)")
 
 
 @dataclass(frozen=True)
@@ -42,8 +46,9 @@ class ClinConfig:
     memory_trials: int = 3        # earlier trials whose learnings the summariser reads
     match_threshold: float = 0.9  # cosine similarity an action match needs (CLIN: 0.9)
     match_tries: int = 3          # executor replies per step; the last is played as matched
-    match_shortlist: int = 200    # valid actions embedded per match, by shared words
+    match_shortlist: int = 2000   # valid actions embedded per match, by shared words (README: calibration)
     repeat_stop: int = 5          # end after this many identical actions in a row (0: never)
+    complete_stop: bool = True    # end when the executor's action says the task is complete (code)
     gold_stop: bool = False       # end at 1.5x the gold path's length (privileged)
     embedding_model: str = DEFAULT_MODEL
     temperature: float = 0.0
@@ -88,13 +93,21 @@ def within_tokens(turns: list[tuple[str, str, str]], budget: int) -> list[tuple[
     return turns[len(turns) - kept:]
 
 
+def stop_note(stopped: Optional[str]) -> str:
+    """What the memory writer's report says of an early stop: the reason, except for the
+    gold-path stop, whose reason would tell the writer the privileged gold length."""
+    if not stopped or stopped == GOLD_STOP_REASON:
+        return ""
+    return f" (Stopped early: {stopped}.)"
+
+
 def stop_reason(played: list[str], repeat_stop: int, step_cap: Optional[int]) -> Optional[str]:
     """CLIN's early stops: the last `repeat_stop` actions identical (0: never), or the
     actions played reaching `step_cap` (1.5x the gold path, when asked for)."""
     if repeat_stop and len(played) >= repeat_stop and len(set(played[-repeat_stop:])) == 1:
         return f"{repeat_stop} identical actions"
     if step_cap is not None and len(played) >= step_cap:
-        return f"{GOLD_STOP_FACTOR:g}x the gold path"
+        return GOLD_STOP_REASON
     return None
 
 
@@ -112,9 +125,32 @@ def free_state(tools: EpisodeTools, observation: str) -> str:
     return "".join(parts)
 
 
+# The vocabulary block's bound: a crowded room names hundreds of objects.
+VOCABULARY_CHARS = 4000
+
+
+def world_vocabulary(tools: EpisodeTools) -> str:
+    """The objects an action may name here and the forms an action may take, where the env
+    tells them (ScienceWorld's `objects` and `action_templates`), as both CLIN's and
+    STEP's code show their executors. As there, the focus form is left out (a wrong focus
+    ends the task: the manual says when to focus) and so is resetting the task."""
+    try:
+        objects = tools.query("objects").strip()
+        templates = [t.strip() for t in tools.query("action_templates").splitlines()]
+    except ValueError:
+        return ""
+    forms = [MIX_FORM[1] if t == MIX_FORM[0] else t
+             for t in templates if t and "focus" not in t and "reset" not in t]
+    if not objects or not forms:
+        return ""
+    if len(objects) > VOCABULARY_CHARS:
+        objects = objects[:VOCABULARY_CHARS].rsplit("\n", 1)[0] + "\n(and more)"
+    return prompts.VOCABULARY.format(objects=objects, forms="\n".join(forms))
+
+
 class ClinMethod(Method):
     name = "clin"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = ClinConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the executor's system message"
@@ -162,6 +198,9 @@ class ClinMethod(Method):
         for attempt in range(self.config.match_tries):
             reply = self.ctx.llm.chat(messages, role="actor", params=self.params).text
             text = parse_action(reply)
+            if self.config.complete_stop and TASK_COMPLETE.search(text):
+                self.stopped = "the executor said the task is complete"
+                raise EndEpisode(self.stopped)
             match = self.matcher.match(text, valid)
             if match.accepted or attempt == self.config.match_tries - 1:
                 action = match.action or text or self.task.noop_action
@@ -195,16 +234,14 @@ class ClinMethod(Method):
             turns.append({"role": "assistant", "content": reply})
             turns.append({"role": "user", "content": prompts.TURN.format(observation=seen)})
         messages += mark_history(turns, keep_last=2)  # the task and the latest turn stay
-        state = free_state(self.tools, observation)
+        state = free_state(self.tools, observation) + world_vocabulary(self.tools)
         messages[-1] = {"role": "user",
-                        "content": f"{messages[-1]['content']}\n\n{prompts.NEXT.format(state=state)}"}
+                        "content": f"{messages[-1]['content']}\n\n{prompts.NEXT.format(state=state, complete=prompts.COMPLETE if self.config.complete_stop else '')}"}
         return messages
 
     def end_episode(self, outcome: EpisodeOutcome) -> None:
         instance_id = outcome.task.instance.instance_id
-        report_text = report(outcome, self.ctx.benchmark.score_range)
-        if self.stopped:
-            report_text = f"{report_text} (Stopped early: {self.stopped}.)"
+        report_text = report(outcome, self.ctx.benchmark.score_range) + stop_note(self.stopped)
         prompt = summary_prompt(trace(self.first or "", outcome.transitions), report_text,
                                 self.memory.last(instance_id, self.config.memory_trials))
         reply = self.ctx.llm.chat([{"role": "system", "content": prompts.SUMMARY_SYSTEM},

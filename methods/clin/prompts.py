@@ -27,7 +27,10 @@ when none applies). Answer in exactly this form:
 Learnings used: <the numbers of the learnings you used, or none>
 Rationale: <why this action, now>
 Action: <one single action, written as the world expects it>
-When something needs time to happen, the action may be to wait. Write only one action."""
+When something needs time to happen, the action may be to wait. Write only one action.{complete}"""
+
+COMPLETE = """
+When you judge the task complete, write "Action: TASK COMPLETE"."""
 
 STATE = """\
 Where you are now:
@@ -38,6 +41,15 @@ Where you are now:
 INVENTORY = """\
 What you carry:
 {inventory}
+
+"""
+
+VOCABULARY = """\
+What an action may name here:
+{objects}
+
+The forms an action may take (OBJ is one of the names above):
+{forms}
 
 """
 

@@ -13,9 +13,12 @@ the whole stream (one seed) and is saved with the method's state.
 Strategies (`strategy=`, Table 1's rows): `base` (no read_memory), `just-ask` (every read
 asks the teacher, nothing is stored), `memory-only` (raw answers stored, returned on an
 exact match), `parse` (parsed entries and tags, no relevance check), `relevance` (raw
-answers, relevance check), `how2` (parse and relevance); ablations (Table 6) `curriculum`
-(how2 on a split ordered by recipe dependencies) and `ask-first` (how2, reading the task's
-goal from memory before the first action of every episode).
+answers, relevance check), `how2` (parse and relevance); the ablation `ask-first` (how2,
+reading the task's goal from memory before the first action of every episode). Every
+strategy runs on a split in file order or in curriculum order (`val.curriculum`): the
+paper's Table 1 ran in curriculum order, and how2 in file order is Table 6's
+"-curriculum". `curriculum` is how2, kept as a name for older specs: it runs on
+curriculum-ordered splits only.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeToo
                            curriculum_split, is_curriculum_split, mark_groups)
 from lifebench.methods.how2 import prompts, scripted
 from lifebench.methods.how2.memory import Entry, Memory, normalise, parsed_entry
+from lifebench.methods.how2.analysis import appendix_tables
 from lifebench.methods.how2.reporting import how2_tables
 from lifebench.methods.how2.strategies import FLAGS, STRATEGIES
 from lifebench.methods.how2.tools import ToolSet
@@ -67,12 +71,12 @@ def is_yes(text: str) -> bool:
 
 class How2Method(Method):
     name = "how2"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = How2Config
     needs = MethodNeeds(llm=True, teacher=True, tools=True)
     context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "
                    "the memory roles' system messages")
-    tables = (how2_tables,)
+    tables = (how2_tables, appendix_tables)
     # The scripted model's reply for each of How²'s roles (`scripted.py`).
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
@@ -80,14 +84,13 @@ class How2Method(Method):
     def stream_problem(cls, config: How2Config, benchmark: Benchmark, split: str) -> Optional[str]:
         if config.strategy == "base" and config.teacher != How2Config.teacher:
             return "the base strategy asks no teacher: it runs once, with the default teacher"
-        ordered = is_curriculum_split(split)
-        if config.strategy == "curriculum" and not ordered:
+        # `curriculum` is how2 on a curriculum-ordered split (kept so older specs still run);
+        # every strategy runs in either order.
+        if config.strategy == "curriculum" and not is_curriculum_split(split):
             curriculum = curriculum_split(split)
             hint = (f"use --split {curriculum}" if benchmark.has_split(curriculum)
                     else f"{benchmark.name} has no curriculum-ordered splits")
             return f"the curriculum strategy runs on a curriculum-ordered split: {hint}"
-        if ordered and config.strategy != "curriculum":
-            return "curriculum-ordered splits are for the curriculum strategy"
         return None
 
     def setup(self, ctx: StreamContext) -> None:

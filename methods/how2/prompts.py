@@ -94,9 +94,7 @@ REQUIREMENTS: [the prerequisites or materials]
 PROCEDURE: [the steps, in order]
 RELATED ITEMS: [the related recipe items, as a python list]
 
-Keep the entry short and limited to what the teacher's answer says. Name items, not the
-inventory slots (I1 to I36) they happen to be in now; keep the crafting-grid cells (A1 to
-C3) and the quantities.
+Keep the entry short and limited to what the teacher's answer says.
 
 # Agent context
 {context}

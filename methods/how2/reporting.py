@@ -1,12 +1,19 @@
 """How²'s tables from its records (Plancraft `val` = low, `val.repeated` = high task
-repetition; their curriculum orders count as the same splits):
+repetition; each also in curriculum order, `val.curriculum` and `val.repeated.curriculum`).
 
-- Table 1 (with Table 10's spread): rows strategy x teacher and a per-strategy `avg` row
-  (the mean of its teachers' rows); columns low / high x success rate (mean over seeds
-  ± the standard deviation over seeds), impossible F1, average cache misses and average
-  intervention rate, each computed per seed then averaged over seeds;
-- Table 6: the ablations (curriculum, ask-first) beside how2 on the high split, averaged
-  over teachers, with Student's t-test of each against how2;
+The paper's Table 1 was run in curriculum order: Table 6's How² row (0.50, 0.53) is Table
+1's How² average on the high split, and "-curriculum" is Table 6's ablation (Appendix C.2).
+So the tables read the curriculum-ordered records as the paper's setting, and the
+file-order ones as the "-curriculum" setting. Records of the retired `curriculum` strategy
+(how2 on a curriculum split) count as how2.
+
+- Table 1 (with Table 10's spread), once per order that has records: rows strategy x
+  teacher and a per-strategy `avg` row (the mean of its teachers' rows); columns low /
+  high x success rate (mean over seeds ± the standard deviation over seeds), impossible
+  F1, average cache misses and average intervention rate, each computed per seed then
+  averaged over seeds; then the paper's own Table 1, cited;
+- Table 6: how2 in curriculum order, "-curriculum" (how2 in file order) and "+ask-first"
+  on the high split, averaged over teachers, with Student's t-test of each against how2;
 - the paper's tests: unpaired t-tests of H1 (Just Ask: executable vs
   subgoal-partially-executable, and the subgoal teacher vs the other two) and H2
   (subgoal-partially-executable vs partially-executable over the four memory setups), on
@@ -14,6 +21,11 @@ repetition; their curriculum orders count as the same splits):
 - Table 7: the two-way ANOVA of success over teacher x memory on its subset (teachers
   executable and subgoal-partially-executable; just-ask vs memory-only). Another subset:
   `lifebench compare DIR --anova extra.how2_teacher,extra.how2_strategy --where ...`.
+
+Every test runs twice, labelled: on the solvable examples only (the paper's set: Table 7's
+residual df, 11,276, is 4 x 470 x 2 x 3 - 4, the 470 solvable examples of each split) and on
+every example. The significance marks (* p < 0.05) are the solvable set's. The tests read
+the Table 1 setting's records (curriculum order when there are any, else file order).
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ from collections import defaultdict
 from statistics import fmean, stdev
 from typing import Callable, Optional, Sequence
 
-from lifebench.api import TEACHER_STYLES, EpisodeRecord, Table
+from lifebench.api import TEACHER_STYLES, EpisodeRecord, Table, is_curriculum_split
 from lifebench.api.stats import binary_f1, student_t, two_way_anova
 from lifebench.methods.how2.strategies import STRATEGIES
 
@@ -31,10 +43,56 @@ SPLIT_FAMILIES = {"val": "low", "val.curriculum": "low",
                   "val.repeated": "high", "val.repeated.curriculum": "high"}
 FAMILIES = ("low", "high")
 TABLE1_STRATEGIES = ("base", "just-ask", "memory-only", "parse", "relevance", "how2")
-ABLATIONS = ("curriculum", "ask-first")
 MEMORY_SETUPS = ("memory-only", "parse", "relevance", "how2")
 TABLE7 = {"teachers": ("executable", "subgoal-partially-executable"),
           "memory": ("just-ask", "memory-only")}
+SIGNIFICANT = 0.05
+ORDER_NAMES = {True: "curriculum order, the paper's Table 1 setting",
+               False: "file order, the -curriculum setting"}
+
+# The paper's numbers (Llama 3.3 70B, temperature 0.6 for the actor and 0.2 for the other
+# roles, 3 seeds, curriculum order), cited beside ours.
+PAPER_SETTING = "Llama 3.3 70B, 3 seeds, curriculum order"
+# Table 1: (strategy, teacher) -> low SR, high SR, low F1, high F1, low cache miss, high
+# cache miss, low intervention, high intervention
+PAPER_TABLE1 = {
+    ("base", "-"): (0.20, 0.21, 0.43, 0.45, 0.00, 0.00, 0.00, 0.00),
+    ("just-ask", "executable"): (0.59, 0.58, 0.93, 0.93, 1.71, 1.60, 0.93, 0.92),
+    ("just-ask", "partially-executable"): (0.54, 0.53, 0.92, 0.92, 1.69, 1.64, 0.92, 0.92),
+    ("just-ask", "subgoal-partially-executable"): (0.57, 0.56, 0.93, 0.93, 1.56, 1.51, 0.92, 0.91),
+    ("just-ask", "non-executable"): (0.50, 0.51, 0.94, 0.92, 1.68, 1.56, 0.93, 0.92),
+    ("just-ask", "avg"): (0.55, 0.54, 0.93, 0.92, 1.66, 1.58, 0.93, 0.92),
+    ("memory-only", "executable"): (0.43, 0.32, 0.74, 0.55, 0.66, 0.28, 0.62, 0.26),
+    ("memory-only", "partially-executable"): (0.48, 0.41, 0.77, 0.62, 0.67, 0.30, 0.63, 0.27),
+    ("memory-only", "subgoal-partially-executable"): (0.52, 0.46, 0.79, 0.65, 0.66, 0.29, 0.63, 0.26),
+    ("memory-only", "non-executable"): (0.44, 0.41, 0.78, 0.62, 0.65, 0.29, 0.62, 0.27),
+    ("memory-only", "avg"): (0.47, 0.40, 0.77, 0.61, 0.66, 0.29, 0.62, 0.26),
+    ("parse", "executable"): (0.48, 0.44, 0.77, 0.63, 0.67, 0.30, 0.63, 0.28),
+    ("parse", "partially-executable"): (0.48, 0.43, 0.78, 0.63, 0.67, 0.30, 0.63, 0.27),
+    ("parse", "subgoal-partially-executable"): (0.51, 0.44, 0.78, 0.63, 0.66, 0.29, 0.63, 0.27),
+    ("parse", "non-executable"): (0.49, 0.46, 0.77, 0.64, 0.66, 0.30, 0.63, 0.28),
+    ("parse", "avg"): (0.49, 0.44, 0.78, 0.63, 0.67, 0.30, 0.63, 0.28),
+    ("relevance", "executable"): (0.58, 0.58, 0.92, 0.92, 1.61, 1.58, 0.91, 0.89),
+    ("relevance", "partially-executable"): (0.52, 0.50, 0.91, 0.87, 1.41, 1.17, 0.82, 0.63),
+    ("relevance", "subgoal-partially-executable"): (0.55, 0.51, 0.89, 0.83, 1.03, 0.80, 0.80, 0.57),
+    ("relevance", "non-executable"): (0.46, 0.47, 0.88, 0.81, 0.92, 0.68, 0.80, 0.56),
+    ("relevance", "avg"): (0.53, 0.52, 0.90, 0.86, 1.24, 1.06, 0.83, 0.66),
+    ("how2", "executable"): (0.52, 0.50, 0.86, 0.78, 0.94, 0.63, 0.79, 0.53),
+    ("how2", "partially-executable"): (0.49, 0.49, 0.86, 0.77, 0.89, 0.62, 0.76, 0.51),
+    ("how2", "subgoal-partially-executable"): (0.53, 0.50, 0.89, 0.79, 0.87, 0.61, 0.78, 0.53),
+    ("how2", "non-executable"): (0.53, 0.53, 0.86, 0.80, 0.83, 0.60, 0.77, 0.53),
+    ("how2", "avg"): (0.52, 0.50, 0.87, 0.78, 0.88, 0.62, 0.77, 0.53),
+}
+# Table 6 (high split, mean over teachers): SR, intervention, and t, p against How²
+PAPER_TABLE6 = {"how2": (0.50, 0.53, None), "-curriculum": (0.49, 0.54, "t=1.01, p=0.312"),
+                "+ask-first": (0.52, 0.55, "t=1.391, p=0.164")}
+# The hypothesis tests (Sections 4.1, 4.2; Appendix D.1)
+PAPER_TESTS = ("t=1.615, p=0.106", "t=1.953, p=0.051", "t=4.196, p<0.0001",
+               "t=4.050, p<0.0001 (1.24e-05 in D.1)")
+# Table 7: sum_sq, df, F per term
+PAPER_TABLE7 = {"C(teacher)": ("10.55", "1", "43.36"), "C(memory)": ("45.32", "1", "186.23"),
+                "C(teacher):C(memory)": ("19.17", "1", "78.77"),
+                "Residual": ("2744.12", "11276", "-")}
 
 
 def _impossible_f1(records: Sequence[EpisodeRecord]) -> float:
@@ -54,16 +112,31 @@ COLUMNS: tuple[tuple[str, Metric], ...] = (
 Groups = dict[tuple[str, str, Optional[str]], dict[str, dict[int, list[EpisodeRecord]]]]
 
 
-def _groups(records: Sequence[EpisodeRecord]) -> Groups:
+def strategy_of(record: EpisodeRecord) -> str:
+    """The record's strategy; the retired `curriculum` (how2 on a curriculum split) is how2."""
+    strategy = str(record.extra.get("how2_strategy", "?"))
+    return "how2" if strategy == "curriculum" else strategy
+
+
+def _groups(records: Sequence[EpisodeRecord], ordered: bool, solvable_only: bool = False) -> Groups:
+    """The How² records on Plancraft in one order (curriculum or file order), grouped."""
     groups: Groups = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in records:
         family = SPLIT_FAMILIES.get(r.split)
-        if r.benchmark != "plancraft" or family is None or not r.is_result:
+        if r.benchmark != "plancraft" or family is None or not r.is_result \
+                or is_curriculum_split(r.split) != ordered:
             continue
-        strategy = str(r.extra.get("how2_strategy", "?"))
+        if solvable_only and r.extra.get("impossible_truth"):
+            continue
+        strategy = strategy_of(r)
         teacher = "-" if strategy == "base" else str(r.extra.get("how2_teacher", "?"))
         groups[(strategy, teacher, r.model)][family][r.seed].append(r)
     return groups
+
+
+def _table1_order(records: Sequence[EpisodeRecord]) -> bool:
+    """The order the Table 1 setting's records ran in: curriculum when any did."""
+    return any(k[0] in TABLE1_STRATEGIES for k in _groups(records, ordered=True))
 
 
 def _rank(sequence: Sequence[str], value: str) -> int:
@@ -99,13 +172,29 @@ def _shown(values: Optional[list[float]], spread: bool) -> str:
     return text
 
 
+def _table1_headers(first: Sequence[str]) -> list[str]:
+    return [*first] + [f"{f} {name}" for f in FAMILIES for name, _ in COLUMNS]
+
+
 def table1(records: Sequence[EpisodeRecord]) -> list[Table]:
-    groups = _groups(records)
-    keys = [k for k in groups if k[0] in TABLE1_STRATEGIES]
-    if not keys:
-        return []
-    headers = ["strategy", "teacher", "model"] + [f"{f} {name}" for f in FAMILIES
-                                                 for name, _ in COLUMNS] + ["seeds"]
+    tables = []
+    for ordered in (True, False):
+        groups = _groups(records, ordered)
+        keys = [k for k in groups if k[0] in TABLE1_STRATEGIES]
+        if keys:
+            tables.append(_table1(groups, keys, ordered))
+    if tables:
+        # the paper's columns pair low and high per metric; ours group by split
+        order = [2 * m + f for f in range(len(FAMILIES)) for m in range(len(COLUMNS))]
+        rows = [[strategy, teacher, *(f"{values[i]:.2f}" for i in order)]
+                for (strategy, teacher), values in PAPER_TABLE1.items()]
+        tables.append(Table.of(f"How² Table 1 as published ({PAPER_SETTING}), cited beside ours",
+                               _table1_headers(["strategy", "teacher"]), rows))
+    return tables
+
+
+def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
+    headers = _table1_headers(["strategy", "teacher", "model"]) + ["seeds"]
     spread = [name == "SR" for _ in FAMILIES for name, _ in COLUMNS]
     rows = []
     for strategy in sorted({k[0] for k in keys}, key=lambda s: _rank(STRATEGIES, s)):
@@ -123,8 +212,10 @@ def table1(records: Sequence[EpisodeRecord]) -> list[Table]:
                 means = [[_mean(c) for c in column if c] for column in zip(*columns)]
                 rows.append([strategy, "avg", model or "-",
                              *(_number(_mean(m)) if m else "-" for m in means), ""])
-    return [Table.of("How² on Plancraft (Table 1 layout; low = val, high = val.repeated; "
-                     "per seed, then mean over seeds; SR ± its sd over seeds)", headers, rows)]
+    place = "" if ordered else ", file order"
+    return Table.of(f"How² on Plancraft{place} (Table 1 layout; {ORDER_NAMES[ordered]}; low = val, "
+                    f"high = val.repeated; per seed, then mean over seeds; SR ± its sd over seeds)",
+                    headers, rows)
 
 
 def _pooled(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
@@ -135,40 +226,52 @@ def _pooled(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
             for f in families for rs in by_family.get(f, {}).values() for r in rs]
 
 
-def _test_row(name: str, a: list[float], b: list[float]) -> Optional[list[str]]:
+def _test(a: list[float], b: list[float]) -> Optional[list[str]]:
+    """n a, n b, t, p and the significance mark; None when a sample has fewer than 2."""
     if len(a) < 2 or len(b) < 2:
         return None
     result = student_t(a, b)
-    return [name, f"{fmean(a):.3f}", f"{fmean(b):.3f}", str(len(a)), str(len(b)),
-            _number(result.statistic), _number(result.p, ".3g")]
+    mark = "*" if not math.isnan(result.p) and result.p < SIGNIFICANT else ""
+    return [str(len(a)), str(len(b)), _number(result.statistic), _number(result.p, ".3g"), mark]
+
+
+EXAMPLE_SETS = (("solvable (paper)", True), ("all", False))
 
 
 def tests(records: Sequence[EpisodeRecord]) -> list[Table]:
-    groups = _groups(records)
+    ordered = _table1_order(records)
     subgoal, partial = "subgoal-partially-executable", "partially-executable"
     comparisons = [
-        ("H1: just-ask, executable vs subgoal-partially-executable",
-         _pooled(groups, ["just-ask"], ["executable"]), _pooled(groups, ["just-ask"], [subgoal])),
-        ("just-ask, subgoal-partially-executable vs partially-executable",
-         _pooled(groups, ["just-ask"], [subgoal]), _pooled(groups, ["just-ask"], [partial])),
-        ("just-ask, subgoal-partially-executable vs non-executable",
-         _pooled(groups, ["just-ask"], [subgoal]), _pooled(groups, ["just-ask"], ["non-executable"])),
-        ("H2: subgoal-partially-executable vs partially-executable, memory setups",
-         _pooled(groups, MEMORY_SETUPS, [subgoal]), _pooled(groups, MEMORY_SETUPS, [partial])),
+        ("H1: just-ask, executable vs subgoal-partially-executable", ["just-ask"], ["executable"], [subgoal]),
+        ("just-ask, subgoal-partially-executable vs partially-executable", ["just-ask"], [subgoal], [partial]),
+        ("just-ask, subgoal-partially-executable vs non-executable", ["just-ask"], [subgoal], ["non-executable"]),
+        ("H2: subgoal-partially-executable vs partially-executable, memory setups", MEMORY_SETUPS,
+         [subgoal], [partial]),
     ]
-    rows = [row for row in (_test_row(*c) for c in comparisons) if row]
+    rows = []
+    for (name, strategies, first, second), paper in zip(comparisons, PAPER_TESTS):
+        for label, solvable_only in EXAMPLE_SETS:
+            groups = _groups(records, ordered, solvable_only)
+            a, b = _pooled(groups, strategies, first), _pooled(groups, strategies, second)
+            test = _test(a, b)
+            if test:
+                rows.append([name, label, f"{fmean(a):.3f}", f"{fmean(b):.3f}", *test,
+                             paper if solvable_only else ""])
     tables = []
     if rows:
-        tables.append(Table.of("How²'s hypothesis tests (Student's t on episode success, pooled "
-                               "over seeds and both splits)",
-                               ["comparison", "mean a", "mean b", "n a", "n b", "t", "p"], rows))
-    anova = _table7(groups)
-    if anova:
-        tables.append(anova)
+        tables.append(Table.of(
+            f"How²'s hypothesis tests (Student's t on episode success, pooled over seeds and both "
+            f"splits; {ORDER_NAMES[ordered]}; * p < {SIGNIFICANT})",
+            ["comparison", "examples", "mean a", "mean b", "n a", "n b", "t", "p", "sig",
+             f"paper ({PAPER_SETTING})"], rows))
+    for label, solvable_only in EXAMPLE_SETS:
+        anova = _table7(_groups(records, ordered, solvable_only), label, solvable_only)
+        if anova:
+            tables.append(anova)
     return tables
 
 
-def _table7(groups: Groups) -> Optional[Table]:
+def _table7(groups: Groups, label: str, paper: bool) -> Optional[Table]:
     values, teachers, memories = [], [], []
     for (strategy, teacher, _), by_family in groups.items():
         if strategy in TABLE7["memory"] and teacher in TABLE7["teachers"]:
@@ -180,33 +283,50 @@ def _table7(groups: Groups) -> Optional[Table]:
     if len(set(teachers)) < 2 or len(set(memories)) < 2:
         return None
     names = {"a": "C(teacher)", "b": "C(memory)", "a:b": "C(teacher):C(memory)", "residual": "Residual"}
-    rows = [[names[row["term"]], f"{row['sum_sq']:.2f}", f"{row['df']:.0f}",
-             "-" if row["F"] is None else f"{row['F']:.2f}", "-" if row["p"] is None else f"{row['p']:.3g}"]
-            for row in two_way_anova(values, teachers, memories)]
-    return Table.of(f"How² Table 7: two-way ANOVA of success, teacher ({', '.join(TABLE7['teachers'])}) "
-                    f"x memory ({', '.join(TABLE7['memory'])})", ["term", "sum_sq", "df", "F", "PR(>F)"],
-                    rows)
+    rows = []
+    for row in two_way_anova(values, teachers, memories):
+        term = names[row["term"]]
+        p = "-" if row["p"] is None else f"{row['p']:.3g}"
+        rows.append([term, f"{row['sum_sq']:.2f}", f"{row['df']:.0f}",
+                     "-" if row["F"] is None else f"{row['F']:.2f}", p,
+                     "*" if row["p"] is not None and row["p"] < SIGNIFICANT else "",
+                     *(PAPER_TABLE7[term] if paper else ())])
+    headers = ["term", "sum_sq", "df", "F", "PR(>F)", "sig"]
+    if paper:
+        headers += ["paper sum_sq", "paper df", "paper F"]
+    return Table.of(f"How² Table 7 ({label} examples): two-way ANOVA of success, teacher "
+                    f"({', '.join(TABLE7['teachers'])}) x memory ({', '.join(TABLE7['memory'])})",
+                    headers, rows)
 
 
 def table6(records: Sequence[EpisodeRecord]) -> list[Table]:
-    groups = _groups(records)
-    if not any(k[0] in ABLATIONS for k in groups):
+    """How² in curriculum order beside -curriculum (file order) and +ask-first, high split."""
+    arms = [("how2", True, "how2"), ("-curriculum", False, "how2"), ("+ask-first", True, "ask-first")]
+    present = [(name, ordered, strategy) for name, ordered, strategy in arms
+               if any(k[0] == strategy and by.get("high") for k, by in _groups(records, ordered).items())]
+    if len(present) < 2 or present[0][0] != "how2":  # how2 and at least one ablation
         return []
     rows = []
-    how2 = _pooled(groups, ["how2"], TEACHER_STYLES, ["high"])
-    for strategy in ("how2", *ABLATIONS):
+    for name, ordered, strategy in present:
+        groups = _groups(records, ordered)
         keys = [k for k in groups if k[0] == strategy and groups[k].get("high")]
-        if not keys:
-            continue
         success = [fmean(_per_seed(groups[k]["high"], COLUMNS[0][1])) for k in keys]
         intervention = [fmean(_per_seed(groups[k]["high"], COLUMNS[3][1])) for k in keys]
-        row = [strategy, f"{fmean(success):.3f}", f"{fmean(intervention):.3f}", str(len(keys))]
-        mine = _pooled(groups, [strategy], TEACHER_STYLES, ["high"])
-        test = None if strategy == "how2" else _test_row(strategy, mine, how2)
-        rows.append(row + ([test[5], test[6]] if test else ["", ""]))
-    return [Table.of("How² ablations (Table 6 layout; high repetition, mean over teachers; "
-                     "t-test against how2)",
-                     ["strategy", "SR", "avg intervention", "teachers", "t", "p"], rows)]
+        row = [name, f"{fmean(success):.3f}", f"{fmean(intervention):.3f}", str(len(keys))]
+        for _, solvable_only in EXAMPLE_SETS:
+            test = None
+            if name != "how2":
+                how2 = _pooled(_groups(records, True, solvable_only), ["how2"], TEACHER_STYLES, ["high"])
+                mine = _pooled(_groups(records, ordered, solvable_only), [strategy], TEACHER_STYLES, ["high"])
+                test = _test(mine, how2)
+            row += [test[2], test[3], test[4]] if test else ["", "", ""]
+        paper_sr, paper_intervention, paper_test = PAPER_TABLE6[name]
+        rows.append(row + [f"{paper_sr:.2f}", f"{paper_intervention:.2f}", paper_test or ""])
+    return [Table.of("How² ablations (Table 6 layout; high repetition, mean over teachers; t-test "
+                     "against how2 in curriculum order, on the solvable examples (the paper's) and on all)",
+                     ["ablation", "SR", "avg intervention", "teachers", "t (solvable)", "p (solvable)",
+                      "sig", "t (all)", "p (all)", "sig (all)", "paper SR", "paper intervention",
+                      f"paper test ({PAPER_SETTING})"], rows)]
 
 
 def how2_tables(records: Sequence[EpisodeRecord]) -> list[Table]:

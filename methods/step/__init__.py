@@ -6,7 +6,9 @@ Per subtask: the **Planner** (role `planner`) reads the task, the last trial's s
 the learnings, the subtasks done and the recent turns, and names the next subtask and the
 learnings it relies on; when a subtask fails it **refines** it (role `refiner`) from the
 attempts made. The **Executor** (role `actor`) sees only the subtask, the learnings the
-Planner chose and the last turns (no earlier rationales), and proposes an action. The
+Planner chose, the objects and action forms the env lists (`clin.world_vocabulary`) and
+the last turns (no earlier rationales; never the main task: the first observation comes
+without the task's statement, `Benchmark.without_task`), and proposes an action. The
 **Evaluator** checks the proposal against the learnings that say what does NOT help (role
 `rules`; up to `evaluator_tries` proposals, the last is kept), judges whether the subtask
 is done (role `subtask_check`; the action proposed with a "done" verdict is still played,
@@ -34,7 +36,8 @@ from lifebench.api import (EndEpisode, EpisodeOutcome, EvaluationProtocol, Episo
                            filled, fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
-from lifebench.methods.clin import free_state, gold_cap, parse_action, stop_reason
+from lifebench.methods.clin import (free_state, gold_cap, parse_action, stop_note, stop_reason,
+                                    world_vocabulary)
 from lifebench.methods.clin.matching import ActionMatcher
 from lifebench.methods.clin.memory import InstanceMemory, Trial, report, summary_prompt, trace
 from lifebench.methods.clin.prompts import SUMMARY_SYSTEM
@@ -61,7 +64,7 @@ class StepConfig:
     memory_trials: int = 3          # earlier trials the learnings summariser reads (code: 3)
     repeat_stop: int = 5            # CLIN's stop on identical actions (0: never)
     gold_stop: bool = False         # CLIN's stop at 1.5x the gold path (privileged)
-    match_shortlist: int = 200
+    match_shortlist: int = 2000     # as CLIN's (its README: the calibration)
     embedding_model: str = DEFAULT_MODEL
     temperature: float = 0.0
     max_tokens: Optional[int] = 256
@@ -105,7 +108,7 @@ def listed(items: dict[int, str]) -> str:
 
 class StepMethod(Method):
     name = "step"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = StepConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the system message every STEP role shares"
@@ -143,6 +146,7 @@ class StepMethod(Method):
         self.rules = {n: t for n, t in self.learnings.items() if "NOT" in t}  # STEP's rule set
         self.strategy = self.strategies.get(key, "")
         self.first: Optional[str] = None
+        self.start_view = ""                     # the first observation without the task
         self.turns: list[tuple[str, str]] = []   # (action, observation) played
         self.done: list[str] = []                # subtasks completed
         self.failed: list[str] = []              # subtasks refined
@@ -157,11 +161,13 @@ class StepMethod(Method):
         self.stopped: Optional[str] = None
         self.step_state: Optional[str] = None       # this step's free state, once asked
         self.step_valid: Optional[list[str]] = None  # this step's valid actions, once asked
+        self.step_vocabulary: Optional[str] = None   # this step's objects and action forms
         self.step_cap = gold_cap(self.ctx.benchmark, task.instance) if self.config.gold_stop else None
 
     def act(self, observation: Observation) -> str:
         if self.first is None:
             self.first = observation.text
+            self.start_view = self.ctx.benchmark.without_task(observation.text, observation.text)
         elif self.turns:
             self.turns[-1] = (self.turns[-1][0], observation.text)
             rationale, action, _ = self.subtask_turns[-1]
@@ -172,7 +178,7 @@ class StepMethod(Method):
             self._check_stops()  # no subtasks to wait for: checked before every action
         # The state and the valid actions do not change until an action is played: each is
         # asked of the env once per step (ScienceWorld computes its valid actions on demand).
-        self.step_state, self.step_valid = None, None
+        self.step_state, self.step_valid, self.step_vocabulary = None, None, None
         notes: list[tuple[str, str]] = []  # (proposal, why it was not played) this step
         for _ in range(MAX_CALLS_PER_STEP):
             if self.subtask is None:
@@ -268,17 +274,17 @@ class StepMethod(Method):
         for attempt in range(self.config.evaluator_tries):
             prompt = prompts.EXECUTE.format(subtask=self.subtask,
                                             learnings=self._learnings_block(self.selected),
-                                            state=self._state())
+                                            state=self._state() + self._vocabulary())
             feedback = [prompts.REJECTED.format(action=a, feedback=f) for a, f in notes + rejected]
             reply = self._chat("actor", "\n\n".join([*feedback, prompt]),
-                               history=self._history(self.config.history))
+                               history=self._history(self.config.history, isolated=True))
             proposal = parse_action(reply)
             rationale = field(reply, "Rationale") or ""
             if not self.rules or COMPLETE.search(proposal) or attempt == self.config.evaluator_tries - 1:
                 break
             verdict = self._chat("rules", prompts.RULE_CHECK.format(
                 subtask=self.subtask, action=proposal, rules=listed(self.rules), state=self._state()),
-                history=self._history(self.config.history))
+                history=self._history(self.config.history, isolated=True))
             if numbers(field(verdict, "Approved"))[:1] != [0]:
                 break
             self.counts["rejected"] += 1
@@ -287,7 +293,8 @@ class StepMethod(Method):
 
     def _subtask_is_done(self) -> bool:
         reply = self._chat("subtask_check", prompts.SUBTASK_CHECK.format(
-            subtask=self.subtask, state=self._state()), history=self._history(self.config.check_history))
+            subtask=self.subtask, state=self._state()),
+            history=self._history(self.config.check_history, isolated=True))
         return numbers(field(reply, "Complete"))[:1] == [1]
 
     def _playable(self, proposal: str, rationale: str, last_try: bool) -> tuple[Optional[str], str]:
@@ -323,16 +330,28 @@ class StepMethod(Method):
                                   {"role": "user", "content": user}],
                                  role=role, params=self.params).text
 
-    def _history(self, n: int) -> list[PromptPart]:
-        """The task as first stated (kept), then the last `n` turns, the latest kept."""
+    def _history(self, n: int, isolated: bool = False) -> list[PromptPart]:
+        """The last `n` turns, the latest kept, after the task as first stated (kept). The
+        roles the Planner isolates from the task (`isolated`: the Executor and both checks,
+        Section 3) get, instead, the first observation without the task's statement
+        (`Benchmark.task_statement`) while it is among the last `n`."""
         turns = [prompts.TURN.format(action=a, observation=o) for a, o in self.turns[-n:]]
-        return _joined([f"The task as first stated: {self.first}", *turns], keep_first=True)
+        if not (isolated and self.config.planner):
+            return _joined([f"The task as first stated: {self.first}", *turns], keep_first=True)
+        start = [prompts.START.format(observation=self.start_view)] \
+            if self.start_view and len(self.turns) < n else []
+        return _joined([*start, *turns], keep_first=False)
 
     def _subtask_history(self) -> list[PromptPart]:
         """The failed subtask's last turns, with the rationale of each action."""
         lines = [f"Reason: {r}\n" + prompts.TURN.format(action=a, observation=o)
                  for r, a, o in self.subtask_turns[-self.config.history:]]
         return _joined(lines, keep_first=False)
+
+    def _vocabulary(self) -> str:
+        if self.step_vocabulary is None:
+            self.step_vocabulary = world_vocabulary(self.tools)
+        return self.step_vocabulary
 
     def _state(self) -> str:
         if self.step_state is None:
@@ -348,9 +367,7 @@ class StepMethod(Method):
 
     def end_episode(self, outcome: EpisodeOutcome) -> None:
         key = outcome.task.instance.instance_id
-        report_text = report(outcome, self.ctx.benchmark.score_range)
-        if self.stopped:
-            report_text = f"{report_text} (Stopped early: {self.stopped}.)"
+        report_text = report(outcome, self.ctx.benchmark.score_range) + stop_note(self.stopped)
         trace_parts = trace(self.first or "", outcome.transitions)
         summary = self.ctx.llm.chat(
             [{"role": "system", "content": SUMMARY_SYSTEM},

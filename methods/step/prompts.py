@@ -14,6 +14,8 @@ How to act in this world:
 
 TURN = "You did: {action}\nThe world answered: {observation}"
 
+START = "What the world showed at the start: {observation}"
+
 LEARNINGS = """\
 Learnings from earlier attempts at this task. They state preconditions ("X SHOULD BE
 NECESSARY to Y", "X MAY BE NECESSARY to Y") and mistakes ("X DOES NOT CONTRIBUTE to Y",
@@ -75,7 +77,8 @@ observation, or reason from the observation itself. Answer in exactly this form:
 Learnings used: <the numbers of the learnings you used, or none>
 Rationale: <why this action, now>
 Action: <one single action, written as the world expects it>
-- Focus only on what the task names: a wrong focus ends the attempt.
+- Focus only when the subtask says so, and only on what it names: a wrong focus ends
+  the attempt.
 - If the world asks which of several things you mean, answer with its number.
 - When something needs time to happen, the action may be to wait.
 - When the subtask is done, write "Action: SUBTASK COMPLETE"."""

@@ -116,6 +116,29 @@ def test_gold_stop_ends_at_one_and_a_half_gold_paths(cli, llm_server, tmp_path):
     assert int(1.5 * gold) < record["budget_steps"] == 37  # the stop comes before the budget
     assert record["status"] == "ok" and record["steps"] == int(1.5 * gold)
     assert record["extra"]["stopped"] == "1.5x the gold path"
+    [summary] = [r["messages"][-1]["content"] for r in srv.requests()
+                 if re.search(SUMMARY, r["messages"][-1]["content"])]
+    assert "gold" not in summary, "the stop's reason would tell the writer the gold length"
+
+
+def test_the_executor_sees_the_worlds_vocabulary_and_ends_when_it_says_complete(
+        cli, llm_server, tmp_path):
+    srv = llm_server(script=[{"match": SUMMARY, "replies": ["1. X DOES NOT CONTRIBUTE to Y."]},
+                             {"match": "Observation: ", "replies": ["Action: look around",
+                                                                    "Action: TASK COMPLETE"]}])
+    out = tmp_path / "out"
+    result = clin(cli, srv, out, "--benchmark", "scienceworld", "--split", "step18-v1",
+                  "--instances", "use-thermometer:405")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["steps"] == 1 and record["extra"]["stopped"] == "the executor said the task is complete"
+    executor = [r["messages"][-1]["content"] for r in srv.requests()
+                if not re.search(SUMMARY, r["messages"][-1]["content"])]
+    assert len(executor) == 2
+    forms = executor[0].split("The forms an action may take", 1)[1].split("\n\n", 1)[0]
+    assert "open OBJ" in forms and "focus" not in forms and "reset" not in forms
+    assert "What an action may name here:\nagent\nair\nart studio" in executor[0]
+    assert 'write "Action: TASK COMPLETE"' in executor[0]
 
 
 @pytest.mark.parametrize("benchmark,split", [("plancraft", "val.small"), ("alfworld", "valid_unseen"),
@@ -142,3 +165,28 @@ def test_history_is_kept_within_the_token_budget():
     assert within_tokens(turns, 10_000) == turns
     assert within_tokens(turns, 1) == turns[-1:]  # the newest always, as it crosses
     assert within_tokens(turns, 30) == turns[-2:]  # the crossing turn is kept
+
+
+def test_threshold_calibration_curve_and_choice():
+    from lifebench.embeddings import get_embedder
+    from lifebench.methods.clin.calibration import LabelledText, choose, curve, score
+
+    valid = [["open door to kitchen", "open door to hallway", "pick up apple", "move apple to table"]]
+    items = [LabelledText("open the door to kitchen", "open door to kitchen", 0, "articles"),
+             LabelledText("take apple", "pick up apple", 0, "synonym"),
+             LabelledText("open the fridge", None, 0, "absent object"),
+             LabelledText("pick up the apple", "pick up apple", 0, "articles")]
+    scored = score(items, valid, ActionMatcher(get_embedder(), 1.0, shortlist=2))
+    assert [s.action for s in scored[:2]] == ["open door to kitchen", "pick up apple"]
+    assert all(s.similarity < 1.0 and not s.exact for s in scored)
+    # a shortlist of 2 by shared words keeps "open door to kitchen" and "... hallway" for
+    # "open the fridge" alone: the check says whether it kept the full search's best
+    assert [s.shortlist_kept_best for s in scored[:2]] == [True, True]
+    near = scored[2].similarity
+    points = curve(scored, [round(near - 0.01, 3), round(near + 0.001, 3)])
+    assert points[0].accepted == 4 and points[0].right == 3 and points[0].precision == 0.75
+    assert points[1].right == points[1].accepted and points[1].recall <= 1.0
+    best, reached = choose(points, 0.95)
+    assert reached and best is points[1]
+    best, reached = choose(points[:1], 0.95)  # no threshold reaches the floor: the most precise
+    assert not reached and best is points[0]

@@ -279,7 +279,7 @@ def test_teacher_styles_on_plancraft(llm_server):
         teacher.ask("how?")
 
 
-def test_curriculum_split_orders_ingredients_first_and_is_for_the_curriculum_strategy(cli, llm_server, tmp_path):
+def test_curriculum_split_orders_ingredients_first_and_every_strategy_runs_on_it(cli, llm_server, tmp_path):
     from lifebench import registry
     from lifebench.benchmarks.plancraft.curriculum import item_ranks
 
@@ -296,23 +296,31 @@ def test_curriculum_split_orders_ingredients_first_and_is_for_the_curriculum_str
     result = how2(cli, srv, tmp_path / "b", "--method-arg", "strategy=curriculum",
                   split="val.small.curriculum")
     assert result.returncode == 0, result.stderr
+    result = how2(cli, srv, tmp_path / "c", "--method-arg", "strategy=just-ask",
+                  split="val.small.curriculum")
+    assert result.returncode == 0, result.stderr
 
 
-def test_table1_grid_runs_from_one_spec_and_prints_the_tables(cli, llm_server, tmp_path):
+def test_table1_runs_in_curriculum_order_with_a_minus_curriculum_row(cli, llm_server, tmp_path):
     srv = llm_server(policy="plancraft", script=ROLES)
     out = tmp_path / "grid"
-    result = cli("run", "specs/how2-table1.toml", "--no-progress", "--model", "m", "--base-url",
-                 srv.url, "--cache", "off", "--limit", "1", "--seeds", "0,1", "--workers", "2",
-                 "--out", str(out))
-    assert result.returncode == 0, result.stderr
+    for spec in ("specs/how2-table1.toml", "specs/how2-table6.toml"):  # as `make how2-table1`
+        result = cli("run", spec, "--no-progress", "--model", "m", "--base-url", srv.url,
+                     "--cache", "off", "--limit", "1", "--seeds", "0,1", "--workers", "2",
+                     "--out", str(out))
+        assert result.returncode == 0, result.stderr
     records = read_records(out)
-    configs = {(r["extra"]["how2_strategy"], r["extra"]["how2_teacher"]) for r in records}
-    assert len(configs) == 1 + 7 * 4  # base once (it asks no teacher), the rest × 4 teachers
-    assert {r["split"] for r in records if r["extra"]["how2_strategy"] == "curriculum"} == \
-        {"val.curriculum", "val.repeated.curriculum"}
+    ordered = [r for r in records if r["split"].endswith(".curriculum")]
+    configs = {(r["extra"]["how2_strategy"], r["extra"]["how2_teacher"]) for r in ordered}
+    assert len(configs) == 1 + 6 * 4  # base once (it asks no teacher), the rest × 4 teachers
+    assert {r["split"] for r in ordered} == {"val.curriculum", "val.repeated.curriculum"}
+    file_order = {(r["split"], r["extra"]["how2_strategy"]) for r in records if r not in ordered}
+    assert file_order == {("val.repeated", "how2")}, "the -curriculum row only"
     table = cli("leaderboard", str(out), "--no-plots")
     assert table.returncode == 0, table.stderr
-    title = next(t for t in table.stdout.split("\n\n") if t.startswith("How² on Plancraft (Table 1"))
+    titles = table.stdout.split("\n\n")
+    title = next(t for t in titles if t.startswith("How² on Plancraft (Table 1"))
+    assert "curriculum order, the paper's Table 1 setting" in title
     table1 = markdown_table(table.stdout, title)
     # base; then each strategy's four teachers and its avg row (the paper's layout)
     assert [(row["strategy"], row["teacher"]) for row in table1[:6]] == \
@@ -322,16 +330,80 @@ def test_table1_grid_runs_from_one_spec_and_prints_the_tables(cli, llm_server, t
         {"base", "just-ask", "memory-only", "parse", "relevance", "how2"}
     assert all(re.fullmatch(r"\d\.\d{3} ± \d\.\d{3}", row["low SR"]) for row in table1 if row["teacher"] != "avg")
     assert all(row["seeds"] == "2" for row in table1 if row["teacher"] != "avg")
-    ablations = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
-                                                  if t.startswith("How² ablations (Table 6")))
-    assert [row["strategy"] for row in ablations] == ["how2", "curriculum", "ask-first"]
-    tests = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
-                                              if t.startswith("How²'s hypothesis tests")))
+    paper = markdown_table(table.stdout, next(t for t in titles if t.startswith("How² Table 1 as published")))
+    assert paper[-1] == {"strategy": "how2", "teacher": "avg", "low SR": "0.52", "high SR": "0.50",
+                         "low imp. F1": "0.87", "high imp. F1": "0.78", "low avg cache miss": "0.88",
+                         "high avg cache miss": "0.62", "low avg intervention": "0.77",
+                         "high avg intervention": "0.53"}
+    ablations = markdown_table(table.stdout, next(t for t in titles if t.startswith("How² ablations (Table 6")))
+    assert [row["ablation"] for row in ablations] == ["how2", "-curriculum", "+ask-first"]
+    assert [row["paper SR"] for row in ablations] == ["0.50", "0.49", "0.52"]
+    tests = markdown_table(table.stdout, next(t for t in titles if t.startswith("How²'s hypothesis tests")))
     assert tests[0]["comparison"].startswith("H1") and tests[-1]["comparison"].startswith("H2")
-    assert tests[0]["n a"] == "4", "2 seeds x 2 splits x 1 instance"
-    anova = markdown_table(table.stdout, next(t for t in table.stdout.split("\n\n")
-                                              if t.startswith("How² Table 7")))
+    assert [row["examples"] for row in tests[:2]] == ["solvable (paper)", "all"]
+    anova = markdown_table(table.stdout, next(t for t in titles if t.startswith("How² Table 7 (solvable")))
     assert [row["term"] for row in anova] == ["C(teacher)", "C(memory)", "C(teacher):C(memory)", "Residual"]
+    assert anova[-1]["paper df"] == "11276"
+    assert any(t.startswith("How² Table 7 (all examples)") for t in titles)
+    for name in ("How² Table 8", "How² Table 9", "How² Table 10", "How² Figure 4", "How² Figures 5 and 9"):
+        assert any(t.startswith(name + ":") for t in titles), name
+
+
+def test_appendix_tables_count_errors_complexity_first_reads_and_cache_buckets():
+    from lifebench.api import EpisodeRecord, Status
+    from lifebench.methods.how2.analysis import appendix_tables
+
+    def record(i, success, status=Status.OK, **extra):
+        return EpisodeRecord(
+            run_id="r", benchmark="plancraft", split="val.curriculum", instance_id=f"i{i}",
+            method="how2", method_config_hash="c", model="m", seed=0, trial=0, episode_index=i,
+            budget_steps=30, steps=5, success=success, score=float(success), status=status,
+            task_family="x", tokens_in=3000, tokens_out=1000,
+            extra={"how2_strategy": "just-ask", "how2_teacher": "executable", **extra})
+
+    records = [
+        record(0, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=0),
+        record(1, False, Status.BUDGET_EXHAUSTED, complexity="hard", first_read_memory=4,
+               cache_misses=2, memory_hits=0),
+        record(2, False, complexity="medium", impossible_predicted=True, impossible_truth=False,
+               first_read_memory=None, cache_misses=0, memory_hits=0),
+        record(3, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=1),
+    ]
+    tables = {t.title.split(":")[0]: t for t in appendix_tables(records)}
+    row = lambda name: dict(zip(tables[name].headers, tables[name].rows[0]))
+    assert row("How² Table 8")["low tokens"] == "4.0k" and row("How² Table 8")["high tokens"] == "-"
+    assert (row("How² Table 9")["low SR"], row("How² Table 9")["low impossible error"],
+            row("How² Table 9")["low max steps error"]) == ("0.500", "0.250", "0.250")
+    assert [row("How² Table 10")[f"low {c}"] for c in ("easy", "medium", "hard")] == ["1.000", "0.000", "0.000"]
+    assert row("How² Figure 4")["first read at 0"] == "1.00 (2)" and row("How² Figure 4")["never read"] == "0.00 (1)"
+    assert row("How² Figure 4")["first read at 3+"] == "0.00 (1)"
+    figure5 = row("How² Figures 5 and 9")
+    assert figure5["misses 1 hits 0"] == "1.00 (1)" and figure5["misses 2+ hits 0"] == "0.00 (1)"
+    assert "How² Table 9 as published (Llama 3.3 70B, 3 seeds, curriculum order), cited" in \
+        [t.title for t in appendix_tables(records)]
+
+
+def test_the_tests_count_only_solvable_examples_for_the_papers_set():
+    from lifebench.api import EpisodeRecord, Status
+    from lifebench.methods.how2.reporting import tests
+
+    def record(i, teacher, success, impossible):
+        return EpisodeRecord(
+            run_id="r", benchmark="plancraft", split="val.curriculum", instance_id=f"i{i}",
+            method="how2", method_config_hash=teacher, model="m", seed=0, trial=0,
+            episode_index=i, budget_steps=30, steps=5, success=success, score=float(success),
+            status=Status.OK, task_family="x",
+            extra={"how2_strategy": "just-ask", "how2_teacher": teacher, "impossible_truth": impossible})
+
+    records = []
+    for i in range(40):  # a tenth impossible, never solved; executable solves 3 of 4 solvable
+        impossible = i % 10 == 0
+        records.append(record(i, "executable", not impossible and i % 4 != 1, impossible))
+        records.append(record(i, "subgoal-partially-executable", not impossible and i % 2 == 0, impossible))
+    [table, *_] = tests(records)
+    h1 = [dict(zip(table.headers, row)) for row in table.rows if row[0].startswith("H1")]
+    assert [(row["examples"], row["n a"]) for row in h1] == [("solvable (paper)", "36"), ("all", "40")]
+    assert h1[0]["sig"] == "*" and float(h1[0]["p"]) < 0.05
 
 
 @pytest.mark.parametrize("benchmark,split", [("alfworld", "valid_unseen"), ("textworld", "ige-cooking"),

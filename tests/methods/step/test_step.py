@@ -170,6 +170,27 @@ def test_without_the_planner_nothing_is_planned_checked_or_refined(cli, llm_serv
     assert any("slot A9" in e for e in executor), "the ablation's executor sees every learning"
 
 
+def test_with_the_planner_only_the_planner_sees_the_task(cli, llm_server, tmp_path):
+    # Section 3: the Executor, and the Evaluator's checks, see only the current subtask.
+    srv = llm_server(script=script(["Learnings used: none\nRationale: see.\nAction: look around"]))
+    out = tmp_path / "out"
+    result = step(cli, srv, out, "--benchmark", "scienceworld", "--split", "step18-v1",
+                  "--instances", "use-thermometer:405", "--trials", "2", "--max-steps", "4")
+    assert result.returncode == 0, result.stderr
+    task = "Your task is to measure the temperature"
+    roles = {"planner": PLANNER, "actor": "Your current subtask:", "rules": RULES, "check": CHECK}
+    shown = {role: ["\n".join(m["content"] for m in r["messages"]) for r in requests_of(srv, mark)]
+             for role, mark in roles.items()}
+    assert all(shown.values()), {role: len(texts) for role, texts in shown.items()}
+    assert all(task in text for text in shown["planner"])
+    for role in ("actor", "rules", "check"):
+        assert not any(task in text for text in shown[role]), role
+    # what the task leaves of the first observation, and the world's vocabulary, it does see
+    assert any("What the world showed at the start: This room is called" in t for t in shown["actor"])
+    forms = [t.split("The forms an action may take", 1)[-1].split("\n\n", 1)[0] for t in shown["actor"]]
+    assert all("open OBJ" in block and "focus" not in block for block in forms)
+
+
 @pytest.mark.parametrize("benchmark,split", [("plancraft", "val.small"), ("alfworld", "valid_unseen"),
                                              ("textworld", "ige-cooking"), ("crafter", "seeds-100"),
                                              ("scienceworld", "step18-v1")])
@@ -184,3 +205,20 @@ def test_runs_on_every_benchmark(cli, llm_server, tmp_path, benchmark, split):
     assert all(r["llm_usage"]["planner"]["calls"] >= 1 for r in records)
     second = [r for r in requests_of(srv, PLANNER) if "Looking around SHOULD BE" in r["messages"][-1]["content"]]
     assert second, "the second trials plan with the first trials' learnings"
+
+
+def test_the_table1_spec_runs_the_authors_variation_on_three_seeds_with_the_papers_model():
+    import argparse
+
+    from lifebench.config.options import add_arguments, from_sources
+    from lifebench.config.run import RunConfig, load_spec_file
+
+    def config(*argv: str) -> RunConfig:
+        parser = argparse.ArgumentParser()
+        add_arguments(parser, RunConfig)
+        return from_sources(RunConfig, load_spec_file("specs/step-table1.toml"), parser.parse_args(argv))
+
+    spec = config()
+    assert spec.seeds == (0, 1, 2) and spec.trials == 5 and spec.model == "gpt-4o-mini"
+    assert "step18-authors" in str(spec.splits) and "step18-v1" not in str(spec.splits)
+    assert config("--model", "mine").model == "mine"
