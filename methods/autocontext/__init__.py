@@ -6,9 +6,10 @@ verified facts about it, shaped by the benchmark's schema, that any method can b
 Each iteration: the Planner proposes one TODO for the Observations' gaps (entries marked
 Unknown) and up to `num_todo` TODOs for the Action Rules; the Actor runs them (replaying or
 restoring to their state); the Extractor proposes, checks and applies edits from what they
-showed; the Planner promotes an explored node to a new state. The loop ends when the
-Planner proposes nothing, after `max_iterations`, or when the `explore_steps` budget runs
-out. Ablations (the paper's Table 4): `forest=false`, `planner=random`, `extractor=naive`.
+showed; the Planner promotes an explored node to a new state; then the Planner's loop
+control judges whether gaps remain (Section 4.3). The loop ends when loop control says
+none do, when the Planner proposes nothing, after `max_iterations`, or when the
+`explore_steps` budget runs out. Ablations (the paper's Table 4): `forest=false`, `planner=random`, `extractor=naive`.
 See README.md for the choices the paper leaves open.
 """
 
@@ -51,6 +52,7 @@ class AutoContextConfig:
     max_tokens: int = 2048
     sections: str = "all"         # what methods are shown: all, observations, action_rules
     per_seed: bool = False
+    loop_control: bool = True     # the Planner's end-of-iteration call (Section 4.3)
 
     def __post_init__(self) -> None:
         for name, value, allowed in (("planner", self.planner, PLANNERS),
@@ -128,11 +130,17 @@ class AutoContext(ContextProvider):
                 break
             if config.planner == "llm":
                 planner.promote(knowledge.gaps_view())
+                if config.loop_control and iterations < config.max_iterations and \
+                        not planner.keep_exploring(knowledge.document(),
+                                                   recent.text(config.trajectory_chars)):
+                    stop = "no gaps left (loop control)"
+                    break
         tools.artefacts.update(
             forest=forest.to_json(), iterations=iterations, stop=stop,
             planner={"proposed": planner.stats.proposed, "admitted": planner.stats.admitted,
                      "feedback": planner.stats.feedback[-20:],
-                     "promoted": planner.stats.promoted},
+                     "promoted": planner.stats.promoted,
+                     "loop_control": planner.stats.loop_control},
             extractor={k: v for k, v in vars(extractor.stats).items()},
             subtasks=actor.subtasks)
         return knowledge.document()

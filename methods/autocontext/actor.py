@@ -21,9 +21,6 @@ from lifebench.methods.autocontext import prompts
 from lifebench.methods.autocontext.forest import FAILED, Node, State, TodoForest, TodoPath
 from lifebench.methods.autocontext.replies import is_none, tag
 
-ENDED = "not run: the episode had ended"
-
-
 def key_result(observation: str, limit: int) -> str:
     """An observation as a node's key result: one line, at most `limit` characters."""
     text = " ".join(observation.split())
@@ -70,16 +67,13 @@ class Actor:
         start, nodes = self._start(path)
         observation = self.env.restore(start.snapshot).text
         segment = Segment(path.state.name, observation)
-        ended = False
         try:
-            for node in nodes:
-                if ended:
-                    node.result, node.failed = ENDED, True
-                    continue
-                if self.forest.agent_mode:
-                    ended = self._subtask(node, segment)
-                else:
-                    ended = self._action(node, segment)
+            for i, node in enumerate(nodes):
+                ended = self._subtask(node, segment) if self.forest.agent_mode \
+                    else self._action(node, segment)
+                if ended:  # the rest of the path cannot run: it leaves the forest unseen
+                    self.forest.prune(nodes[i + 1:])
+                    break
         except ExplorationBudgetExhausted:
             self.exhausted = True
         return segment
@@ -110,7 +104,7 @@ class Actor:
         start: Any = path.state
         rest = path.nodes
         for i, node in enumerate(path.nodes):
-            if node.result is None or node.snapshot is None or node.failed:
+            if node.result is None or node.snapshot is None or node.failed or node.ended:
                 break
             start, rest = node, path.nodes[i + 1:]
         return start, rest
@@ -122,8 +116,7 @@ class Actor:
         if node.result is None:
             node.failed = self.schema.is_failure(text)
             node.result = FAILED if node.failed else key_result(text, self.config.key_result_chars)
-            if step.done:
-                node.result += " [the episode ended here]"
+        node.ended = node.ended or step.done
         node.snapshot = self.env.snapshot()
         return step.done
 
@@ -164,8 +157,7 @@ class Actor:
             achieved = tag(reply, "achieved")
             node.failed = not is_none(achieved) and achieved.lower().startswith("no")
             node.result = key_result(summary, self.config.key_result_chars)
-            if done:
-                node.result += " [the episode ended here]"
+            node.ended = done
             node.snapshot = self.env.snapshot()
         return done
 

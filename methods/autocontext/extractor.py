@@ -10,7 +10,6 @@ this with one naive prompt that rewrites the whole document, schema unseen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from lifebench.api import ChatModel, ContextSchema, RoleParams
 

@@ -37,6 +37,10 @@ class Node:
     children: list["Node"] = field(default_factory=list)
     reaches: Optional[str] = None  # the state this node was promoted to
     snapshot: Any = None  # the env's snapshot after the action (not saved)
+    # The episode ended with this node (done: the test task may have been won). Never
+    # rendered: the context is task-agnostic, so nothing the Planner or the Extractor reads
+    # says where an episode ended; nothing is run or promoted after it.
+    ended: bool = False
 
     def child(self, action: str) -> Optional["Node"]:
         wanted = normalise_action(action)
@@ -46,6 +50,8 @@ class Node:
         out: dict[str, Any] = {"action": self.action, "result": self.result}
         if self.failed:
             out["failed"] = True
+        if self.ended:
+            out["ended"] = True
         if self.reaches:
             out["reaches"] = self.reaches
         if self.children:
@@ -116,6 +122,9 @@ class TodoForest:
                 return (f"'{known.action}' failed from there ({known.result}); a path that "
                         f"goes on after it leads nowhere. Start from a state or an action "
                         f"that succeeded.")
+            if known is not None and known.ended and i < len(actions) - 1:
+                return (f"Nothing can be run after '{known.action}' on this path. Start from "
+                        f"a state or another action.")
             new += known is None or known.result is None
             node = known if known is not None else Node(action)
         if new > max_length:
@@ -158,6 +167,8 @@ class TodoForest:
             node = found
         if node.failed:
             return f"The selected node '{node.action}' failed; select a node that succeeded."
+        if node.ended:
+            return f"Nothing can be run after '{node.action}'; select another node."
         new = state_name(new_name)
         if not new:
             return "Give the new state a name."
@@ -191,6 +202,13 @@ class TodoForest:
             reach = f" [reach {child.reaches}]" if child.reaches else ""
             lines.append(f"{'  ' * depth}- {label}: {result}{reach}")
             self._render(child, depth + 1, lines)
+
+    def prune(self, unrun: tuple[Node, ...]) -> None:
+        """Drops TODO nodes that will never run (they follow where an episode ended), with
+        anything below them."""
+        gone = {id(n) for n in unrun if n.result is None}
+        for node in [s.root for s in self.states.values()] + list(self.nodes()):
+            node.children = [c for c in node.children if id(c) not in gone]
 
     def nodes(self) -> Iterator[Node]:
         for state in self.states.values():

@@ -28,6 +28,7 @@ class PlannerStats:
     admitted: int = 0
     feedback: list[str] = field(default_factory=list)
     promoted: list[str] = field(default_factory=list)
+    loop_control: list[str] = field(default_factory=list)  # each iteration's answer
 
 
 def knowledge_gaps(section: str, unknown: str) -> list[str]:
@@ -129,6 +130,20 @@ class Planner:
                                       + "\n".join(problems)
                                       + "\nPropose replacements for them as a JSON list.")
         return admitted
+
+    def keep_exploring(self, document: str, trajectory: str) -> bool:
+        """Loop control (Section 4.3): whether gaps remain, as the Planner judges from the
+        forest and the whole document. A reply that says neither yes nor no continues: the
+        iteration and step budgets still bound the build."""
+        prompt = prompts.LOOP_CONTROL.format(
+            unknown=self.unknown, background=self.background, trajectory=self._recent(trajectory),
+            forest_definition=self._definition, forest=self._forest(),
+            knowledge_format=self.knowledge_format, knowledge=document)
+        reply = self.llm.chat([{"role": "user", "content": prompt}], role="loop_control",
+                              params=self.params).text
+        answer = (tag(reply, "continue") or "").strip().lower()
+        self.stats.loop_control.append(answer or "unreadable")
+        return not answer.startswith("no")
 
     def promote(self, observations: str) -> Optional[State]:
         if not self.config.forest:

@@ -135,6 +135,35 @@ Think step by step, then answer with one JSON object:
 ```
 Answer None instead of the JSON object if no node is worth promoting."""
 
+LOOP_CONTROL = """# AutoContext planner: decide whether to keep exploring
+## Objective
+An iteration of exploration has ended. Judge from the TODO forest and the knowledge
+document whether gaps remain that more exploration of this environment could fill.
+
+## Guidelines
+- Gaps are entries marked {unknown}, places or objects the forest shows but the document
+  does not describe, and actions never tried or whose preconditions are still unclear.
+- A gap that no path from a state of the forest could fill does not count.
+
+## Background
+{background}
+{trajectory}
+## Definition of the TODO forest
+{forest_definition}
+
+## Current TODO forest
+{forest}
+
+## Format of the knowledge document
+{knowledge_format}
+
+## Knowledge document
+{knowledge}
+
+## Output format
+Name the most important remaining gap (or say there is none), then answer
+<continue>yes</continue> to keep exploring or <continue>no</continue> to stop."""
+
 SUBAGENT = """# AutoContext actor: carry out a sub-task
 ## Objective
 You control an agent in an interactive environment. Each action you send returns a result

@@ -28,10 +28,9 @@ from typing import Optional
 from lifebench.api import ScriptedReply, ScriptedRequest
 
 from lifebench.methods.autocontext import prompts
-from lifebench.methods.autocontext.actor import ENDED, key_result
+from lifebench.methods.autocontext.actor import key_result
 from lifebench.methods.autocontext.forest import FAILED, INIT_STATE, normalise_action, state_name
 
-ENDED_MARK = "[the episode ended here]"
 _KEY_CHARS = 300  # AutoContextConfig.key_result_chars: how the forest shows a result
 _ENTRY_CHARS = 200
 _SUBTASK = "stay where you are for a while and note what comes into view"
@@ -177,9 +176,8 @@ def _walk(request: ScriptedRequest, template: str) -> tuple[str, _Forest, Option
     trajectory = _trajectory(text, template)
     action = _next_action(request, forest, trajectory)
     steps = [s for _, _, seg in _segments(trajectory) for s in seg]
-    over = ENDED_MARK in forest.text or (
-        normalise_action(action) == normalise_action(noop) and bool(steps)
-        and normalise_action(steps[-1][0]) == normalise_action(noop))
+    over = (normalise_action(action) == normalise_action(noop) and bool(steps)
+            and normalise_action(steps[-1][0]) == normalise_action(noop))
     return forest.newest, forest, None if over else action, noop
 
 
@@ -227,6 +225,21 @@ def _plan_rules(request: ScriptedRequest) -> str:
     return f"{thought}\n```json\n{json.dumps(paths)}\n```"
 
 
+def _loop_control(request: ScriptedRequest) -> str:
+    """Keep exploring while the Planner would still propose a TODO: the newest state's
+    probe or the walk's next action (in agent mode, the sub-task not yet run)."""
+    text = request.content(0)
+    if _agent_mode(text):
+        forest = _Forest(_field(text, prompts.LOOP_CONTROL, "forest"))
+        more = _agent_todo(forest, forest.newest) is not None
+    else:  # what the Planner would propose next: the probe or the walk's next action
+        state, forest, action, noop = _walk(request, prompts.LOOP_CONTROL)
+        more = action is not None and (forest.child(state, noop) is None
+                                       or forest.child(state, action) is None)
+    gap = "the next step of the walk has not been tried" if more else "none"
+    return f"Remaining gap: {gap}.\n<continue>{'yes' if more else 'no'}</continue>"
+
+
 def _promote(request: ScriptedRequest) -> str:
     text = request.content(0)
     forest = _Forest(_field(text, prompts.PROMOTE_STATE, "forest"))
@@ -247,8 +260,7 @@ def _promote(request: ScriptedRequest) -> str:
     if path is None:
         return "None"
     state, action, result = path
-    if (result == "TODO" or result.startswith(FAILED) or result.startswith(ENDED)
-            or ENDED_MARK in result or "[reach " in result):
+    if result == "TODO" or result.startswith(FAILED) or "[reach " in result:
         return "None"
     label = _AGENT_LABEL.match(action)
     name = f"s{len(forest.blocks)}_{state_name(label.group(1) if label else action)[:32]}"
@@ -355,6 +367,7 @@ _BY_TITLE = (
     (_title(prompts.PLAN_OBSERVATIONS), _plan_observations),
     (_title(prompts.PLAN_RULES), _plan_rules),
     (_title(prompts.PROMOTE_STATE), _promote),
+    (_title(prompts.LOOP_CONTROL), _loop_control),
     (_title(prompts.SUMMARISE_SUBTASK), _summarise),
     (_title(prompts.SUBAGENT), _subagent),
     (_title(prompts.EXTRACT_OBSERVATIONS), _extract_observations),

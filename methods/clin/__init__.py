@@ -44,7 +44,7 @@ class ClinConfig:
     history: int = 5              # recent turns in the executor's prompt (CLIN's code: 5)
     history_tokens: int = 2500    # ... within this many tokens, about 4 characters each (CLIN's)
     memory_trials: int = 3        # earlier trials whose learnings the summariser reads
-    match_threshold: float = 0.9  # cosine similarity an action match needs (CLIN: 0.9)
+    match_threshold: float = 0.88  # a match's cosine: CLIN's 0.9 recalibrated for MiniLM (README)
     match_tries: int = 3          # executor replies per step; the last is played as matched
     match_shortlist: int = 2000   # valid actions embedded per match, by shared words (README: calibration)
     repeat_stop: int = 5          # end after this many identical actions in a row (0: never)

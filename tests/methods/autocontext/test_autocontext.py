@@ -90,6 +90,20 @@ def test_the_forest_checks_paths_and_promotions():
                                             and agent.render())
 
 
+def test_where_an_episode_ended_is_never_shown_and_nothing_runs_after_it():
+    forest = TodoForest("You are in the kitchen.", None)
+    path = forest.check("init_state -> put apple in fridge -> go east", 3)
+    won, after = path.nodes
+    won.result, won.ended = "You put the apple in the fridge.", True
+    forest.prune((after,))  # the Actor drops what could not run after the end
+    shown = forest.render()
+    assert "- put apple in fridge: You put the apple in the fridge." in shown
+    assert "go east" not in shown and "end" not in shown.replace("fridge", "")
+    assert "Nothing can be run after" in forest.check("init_state -> put apple in fridge -> go east", 3)
+    assert "Nothing can be run after" in forest.promotion("init_state -> put apple in fridge", "x")
+    assert forest.to_json()["states"][0]["tree"][0]["ended"] is True  # kept for the record
+
+
 def test_unknown_markers_are_the_gaps_the_planner_is_given_and_its_todo_joins_the_forest(
         llm_server):
     observations = ("- Kitchen:\n  - objects: fridge\n  - east: exit to Corridor\n"
@@ -131,6 +145,20 @@ def test_a_redundant_todo_gets_feedback_and_the_planner_proposes_again(llm_serve
     rules = asked(srv, PLAN_RULES)
     assert [t.text for t in todos] == ["init_state -> take knife", "init_state -> go east -> take key"]
     assert len(rules) == 2 and "init_state -> go east: " in rules[1]["messages"][-1]["content"]
+
+
+def test_loop_control_reads_the_forest_and_the_document_and_says_whether_to_go_on(llm_server):
+    srv = llm_server(script=[{"match": "decide whether to keep exploring", "replies": [
+        "Remaining gap: south of the corridor.\n<continue>yes</continue>",
+        "Remaining gap: none.\n<continue>no</continue>", "I am not sure."]}])
+    plan = planner(srv, explored_forest())
+    document = "- Corridor:\n  - south: Unknown"
+    assert plan.keep_exploring(document, "") is True
+    assert plan.keep_exploring(document, "") is False
+    assert plan.keep_exploring(document, "") is True  # unreadable: the budgets still bound it
+    [first, *_] = [r["messages"][-1]["content"] for r in srv.requests()]
+    assert "- go east: Corridor." in first and "south: Unknown" in first
+    assert plan.stats.loop_control == ["yes", "no", "unreadable"]
 
 
 @pytest.fixture(scope="module")

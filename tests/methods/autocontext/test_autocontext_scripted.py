@@ -30,23 +30,33 @@ def test_autocontext_scripted_walks_the_oracle_path(llm_server, results_dir, lif
     assert record["success"] and record["extra"]["context"]["name"] == "autocontext"
     [line] = [json.loads(x) for x in (results_dir / "contexts.jsonl").read_text().splitlines()]
     assert line["status"] == "ok" and not line["error"]
-    assert (line["explore_steps"], line["llm_calls"]) == (14, 77)
+    assert (line["explore_steps"], line["llm_calls"]) == (14, 84)
     assert {role: usage["calls"] for role, usage in line["llm_usage"].items()} == {
-        "plan": 23, "extract": 16, "check": 23, "apply": 15}
+        "plan": 23, "extract": 16, "check": 23, "apply": 15, "loop_control": 7}
     saved = json.loads((results_dir / "contexts" / f"{line['key']}.json").read_text())
     artefacts = saved["artefacts"]
-    assert (artefacts["iterations"], artefacts["stop"]) == (8, "no gaps left")
+    # loop control (Section 4.3) ends the build once the walk has nothing left to try
+    assert (artefacts["iterations"], artefacts["stop"]) == (7, "no gaps left (loop control)")
+    assert artefacts["planner"]["loop_control"] == ["yes"] * 6 + ["no"]
     planner, extractor = artefacts["planner"], artefacts["extractor"]
-    assert planner["feedback"] == [] and planner["proposed"] == planner["admitted"] == 14
+    # the winning move ended the episode, and nothing the build reads says so: the scripted
+    # promoter picks that node, and only the forest's refusal turns it away
+    winning = "move: from [0] to [I1] with quantity 16"
+    assert planner["feedback"] and all(f.startswith(f"Nothing can be run after '{winning}'")
+                                       for f in planner["feedback"]), planner["feedback"]
+    assert planner["proposed"] == planner["admitted"] == 14
+    sent = "\n".join(m["content"] for r in srv.requests() for m in r["messages"])
+    assert winning in sent and not any(mark in sent for mark in ("ended here", "had ended", "episode ended"))
     assert len(planner["promoted"]) == 6 and planner["promoted"][0].startswith("s1_move_from")
     assert (extractor["proposed"], extractor["accepted"], extractor["rejected"],
             extractor["revised"]) == (23, 23, 0, 0)
     document = saved["document"]
     assert "- after `init_state -> move: from [I17] to [A1] with quantity 1`: " in document
     assert "- action: move: from [0] to [I1] with quantity 16" in document
-    # no prompt was asked again
-    assert all(len(r["messages"]) == 1 for r in srv.requests()
-               if r["messages"][0]["content"].startswith("# AutoContext"))
+    # no prompt was asked again but the refused promotions of the node the episode ended at
+    asked_again = [r for r in srv.requests() if r["messages"][0]["content"].startswith("# AutoContext")
+                   and len(r["messages"]) > 1]
+    assert asked_again and all("Nothing can be run after" in r["messages"][-1]["content"] for r in asked_again)
 
 
 def test_corridor_has_no_context_schema_so_autocontext_skips_it(llm_server, results_dir,

@@ -107,7 +107,7 @@ def test_exploration_cost_counts_each_built_context_once():
     records = [record(m, i, success=True, steps=5, context={"steps": s})
                for m in ("react", "reflexion") for i, s in (("a", 100), ("b", 300))]
     [table] = exploration_cost(records)
-    assert table.rows == (("textworld", "AutoContext", "2", "200.0", "10.0", "1000", "50.0"),)
+    assert table.rows == (("textworld", "AutoContext", "2", "200.0", "418.0", "10.0", "1000", "50.0"),)
 
 
 def test_the_leaderboard_prints_the_tables_and_draws_coverage(tmp_path: Path):
