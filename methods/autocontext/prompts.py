@@ -19,6 +19,23 @@ sub-tasks done after it. 'TODO' marks a sub-task planned but not run yet. '[reac
 marks a node that became the state NAME.
 A path is written: state_name -> agent("sub-task") -> agent("sub-task")"""
 
+# What the Planner reads of the build so far (the TODO and loop-control prompts share it).
+PLANNER_VIEW = """## Background
+{background}
+{trajectory}
+## Definition of the TODO forest
+{forest_definition}
+
+## Current TODO forest
+{forest}
+
+## Format of the knowledge document
+{knowledge_format}
+
+## Knowledge document
+{knowledge}
+"""
+
 PLAN_OBSERVATIONS = """# AutoContext planner: propose one TODO for the Observations
 ## Objective
 An agent explores an interactive environment to write a knowledge document about it. Find
@@ -38,21 +55,7 @@ actions that will let the agent observe it.
 1. List the entries of the Observations section that are Unknown or missing.
 2. Look in the forest for the shortest way to a place where one of them can be observed.
 
-## Background
-{background}
-{trajectory}
-## Definition of the TODO forest
-{forest_definition}
-
-## Current TODO forest
-{forest}
-
-## Format of the knowledge document
-{knowledge_format}
-
-## Knowledge document
-{knowledge}
-
+""" + PLANNER_VIEW + """
 ## Knowledge gaps (entries marked {unknown})
 {gaps}
 
@@ -145,21 +148,7 @@ document whether gaps remain that more exploration of this environment could fil
   does not describe, and actions never tried or whose preconditions are still unclear.
 - A gap that no path from a state of the forest could fill does not count.
 
-## Background
-{background}
-{trajectory}
-## Definition of the TODO forest
-{forest_definition}
-
-## Current TODO forest
-{forest}
-
-## Format of the knowledge document
-{knowledge_format}
-
-## Knowledge document
-{knowledge}
-
+""" + PLANNER_VIEW + """
 ## Output format
 Name the most important remaining gap (or say there is none), then answer
 <continue>yes</continue> to keep exploring or <continue>no</continue> to stop."""
