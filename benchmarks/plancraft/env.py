@@ -156,6 +156,7 @@ class PlancraftEnv:
         self._env: Optional[PlancraftEnvironment] = None
         self.impossible_predicted = False
         self.finished = False
+        self.crafted: list[str] = []  # item types taken out of the output slot, first time each
 
     # -- protocol
     def reset(self) -> Observation:
@@ -164,6 +165,7 @@ class PlancraftEnv:
                      else TextOnlyPlancraftEnvironment(inventory))
         self.impossible_predicted = False
         self.finished = False
+        self.crafted = []
         return self._observe(self._env.step())
 
     def step(self, action: str) -> Step:
@@ -183,7 +185,10 @@ class PlancraftEnv:
         if isinstance(parsed, str):  # think, or an invalid action: state unchanged
             state = env.step()
             return Step(Observation(parsed, data=self._data(state["inventory"])))
+        made = self._output_item() if getattr(parsed, "slot_from", None) == 0 else None
         observation = self._observe(env.step(parsed))
+        if made and made not in self.crafted and self._output_item() != made:
+            self.crafted.append(made)
         success = self._target_obtained(observation.data["inventory"])
         self.finished = success
         return Step(observation, reward=float(success), done=success, score=float(success),
@@ -217,22 +222,32 @@ class PlancraftEnv:
     def snapshot(self) -> Any:
         env = self._require_env()
         return (_copy_slots(env.state), list(getattr(env, "ingredients_idxs", [])),
-                self.impossible_predicted, self.finished)
+                self.impossible_predicted, self.finished, tuple(self.crafted))
 
     def restore(self, snapshot: Any) -> Observation:
         env = self._require_env()
-        state, ingredients, self.impossible_predicted, self.finished = snapshot
+        state, ingredients, self.impossible_predicted, self.finished, crafted = snapshot
+        self.crafted = list(crafted)
         env.reset(_copy_slots(state))
         env.ingredients_idxs = list(ingredients)
         return self._observe(env.step())
 
     def episode_extra(self) -> dict[str, Any]:
+        plan = set(self.example.optimal_path or ()) | {self.example.target}
         return {"impossible_predicted": self.impossible_predicted,
                 "impossible_truth": bool(self.example.impossible),
                 # the dataset's class: easy, medium, hard or impossible (How²'s Table 10)
-                "complexity": str(self.example.complexity_split)}
+                "complexity": str(self.example.complexity_split),
+                # items crafted that the dataset's optimal plan does not make (How²'s eager
+                # crafting, Table 9); an impossible example has no plan
+                "off_plan_crafted": [item for item in self.crafted if item not in plan]}
 
     # -- helpers
+    def _output_item(self) -> Optional[str]:
+        """The item type in the crafting output slot (0), or None when it is empty."""
+        item = self._require_env().state.get(0) or {}
+        return str(item["type"]) if item.get("quantity", 0) > 0 and item.get("type") else None
+
     @property
     def inventory(self) -> dict:
         return dict(self._require_env().state)

@@ -133,8 +133,9 @@ def test_impossible_semantics(bench):
         env.reset()
         step = env.step("impossible: nothing to do")
         assert step.done and step.success is expected and step.score == float(expected)
-        assert env.episode_extra() == {"impossible_predicted": True,
-                                       "impossible_truth": instance.metadata["impossible"]}
+        extra = env.episode_extra()
+        assert (extra["impossible_predicted"], extra["impossible_truth"]) == \
+            (True, instance.metadata["impossible"])
 
 
 def test_valid_actions_and_uniform_sampling(bench):
@@ -246,3 +247,19 @@ def test_the_planner_gives_up_after_search_steps_not_seconds(bench, monkeypatch)
     monkeypatch.setattr(planner, "SEARCH_STEPS", 500)
     given_up, _ = planner.get_subplans(copy.deepcopy(observation))
     assert given_up == [["impossible: "]] and planner.CLOCK.steps == 502
+
+
+def test_an_item_crafted_off_the_optimal_plan_is_recorded(bench):
+    # VAL0011 makes a comparator from stone; its stripped birch log makes birch planks
+    env = bench.make_env(bench.instance("val", "VAL0011"), 0)
+    env.reset()
+    assert env.episode_extra()["complexity"] == "hard"
+    env.step("move: from [I18] to [A1] with quantity 1")
+    assert env.episode_extra()["off_plan_crafted"] == []  # in the output slot, not taken yet
+    env.step("move: from [0] to [I3] with quantity 1")  # I3: a free slot
+    assert env.episode_extra()["off_plan_crafted"] == ["birch_planks"]
+    snapshot = env.snapshot()
+    env.reset()
+    assert env.episode_extra()["off_plan_crafted"] == []
+    env.restore(snapshot)
+    assert env.episode_extra()["off_plan_crafted"] == ["birch_planks"]

@@ -362,18 +362,21 @@ def test_appendix_tables_count_errors_complexity_first_reads_and_cache_buckets()
             extra={"how2_strategy": "just-ask", "how2_teacher": "executable", **extra})
 
     records = [
-        record(0, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=0),
+        record(0, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=0,
+               off_plan_crafted=[]),
         record(1, False, Status.BUDGET_EXHAUSTED, complexity="hard", first_read_memory=4,
-               cache_misses=2, memory_hits=0),
+               cache_misses=2, memory_hits=0, off_plan_crafted=["birch_planks"]),
         record(2, False, complexity="medium", impossible_predicted=True, impossible_truth=False,
-               first_read_memory=None, cache_misses=0, memory_hits=0),
-        record(3, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=1),
+               first_read_memory=None, cache_misses=0, memory_hits=0, off_plan_crafted=[]),
+        record(3, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=1,
+               off_plan_crafted=["stick"]),  # solved: not an error
     ]
     tables = {t.title.split(":")[0]: t for t in appendix_tables(records)}
     row = lambda name: dict(zip(tables[name].headers, tables[name].rows[0]))
     assert row("How² Table 8")["low tokens"] == "4.0k" and row("How² Table 8")["high tokens"] == "-"
     assert (row("How² Table 9")["low SR"], row("How² Table 9")["low impossible error"],
             row("How² Table 9")["low max steps error"]) == ("0.500", "0.250", "0.250")
+    assert row("How² Table 9")["low eager crafting error"] == "0.250"
     assert [row("How² Table 10")[f"low {c}"] for c in ("easy", "medium", "hard")] == ["1.000", "0.000", "0.000"]
     assert row("How² Figure 4")["first read at 0"] == "1.00 (2)" and row("How² Figure 4")["never read"] == "0.00 (1)"
     assert row("How² Figure 4")["first read at 3+"] == "0.00 (1)"
