@@ -142,40 +142,15 @@ instructrag-table1: install
 		--method-grid delta=$(INSTRUCTRAG_DELTAS) $(INSTRUCTRAG_FLAGS),)
 	$(BIN)/lifebench leaderboard $(INSTRUCTRAG_OUT) --output $(INSTRUCTRAG_OUT)/leaderboard.md
 
-# AutoContext's tables (specs/autocontext-tables.toml) on LIFEBENCH_MODEL at LIFEBENCH_BASE_URL,
-# into one directory: Tables 1-3 and 7 (TextWorld: ReAct, Reflexion with 3 trials, IGE;
-# ALFWorld: ReAct, IGE, AutoManual; each without and with AutoContext), Crafter's scores
-# (ReAct, Reflexion; 20 worlds x 2 seeds), Table 4 (ReAct with each AutoContext ablation on
-# TextWorld and ALFWorld) and Table 5 (ReAct shown one section of the same contexts).
-# AUTOCONTEXT_LIMIT=N runs the first N instances of each split (a smoke run); the budgets,
-# seeds and Crafter's episode length are variables below.
+# AutoContext's tables (specs/autocontext-tables.toml: one part per benchmark and ablation,
+# each part's budgets, seeds and Crafter's length in the spec) on LIFEBENCH_MODEL at
+# LIFEBENCH_BASE_URL, into one directory. AUTOCONTEXT_LIMIT=N runs the first N instances of
+# each split (a smoke run); AUTOCONTEXT_PARTS=a,b runs only those parts.
 AUTOCONTEXT_OUT ?= results/autocontext-tables
-AUTOCONTEXT_SEEDS ?= 0,1,2
-AUTOCONTEXT_TEXTWORLD_STEPS ?= 2000
-AUTOCONTEXT_ALFWORLD_STEPS ?= 200
-AUTOCONTEXT_CRAFTER_LENGTH ?= 2000
-AUTOCONTEXT_CRAFTER_WORLDS ?= 20
-AUTOCONTEXT_RUN = $(BIN)/lifebench run specs/autocontext-tables.toml --model "$$LIFEBENCH_MODEL" \
-	--base-url "$$LIFEBENCH_BASE_URL" --out $(AUTOCONTEXT_OUT) --seeds $(AUTOCONTEXT_SEEDS) \
-	$(if $(WORKERS),--workers $(WORKERS),) $(if $(AUTOCONTEXT_LIMIT),--limit $(AUTOCONTEXT_LIMIT),)
-AUTOCONTEXT_TW = --benchmark textworld --split ige-cooking --max-steps $(AUTOCONTEXT_TEXTWORLD_STEPS)
-AUTOCONTEXT_ALF = --benchmark alfworld --split valid_unseen --max-steps $(AUTOCONTEXT_ALFWORLD_STEPS)
 autocontext-tables: install
-	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_TW) --method react,ige,reflexion
-	$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_ALF) --method react,ige,automanual
-	$(AUTOCONTEXT_RUN) --benchmark crafter --split seeds-100 --method react,reflexion \
-		--benchmark-arg crafter.length=$(AUTOCONTEXT_CRAFTER_LENGTH) \
-		$(if $(AUTOCONTEXT_LIMIT),,--limit $(AUTOCONTEXT_CRAFTER_WORLDS))
-	@for ablation in forest=false planner=random extractor=naive; do \
-		for bench in "$(AUTOCONTEXT_TW)" "$(AUTOCONTEXT_ALF)"; do \
-			$(AUTOCONTEXT_RUN) $$bench --method react --context autocontext \
-				--context-arg $$ablation || exit 1; \
-		done; \
-	done
-	@for section in observations action_rules; do \
-		$(AUTOCONTEXT_RUN) $(AUTOCONTEXT_TW) --method react --context autocontext \
-			--context-arg sections=$$section || exit 1; \
-	done
+	$(BIN)/lifebench run specs/autocontext-tables.toml --model "$$LIFEBENCH_MODEL" \
+		--base-url "$$LIFEBENCH_BASE_URL" --out $(AUTOCONTEXT_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
+		$(if $(AUTOCONTEXT_LIMIT),--limit $(AUTOCONTEXT_LIMIT),) $(if $(AUTOCONTEXT_PARTS),--part $(AUTOCONTEXT_PARTS),)
 	$(BIN)/lifebench leaderboard $(AUTOCONTEXT_OUT) --output $(AUTOCONTEXT_OUT)/leaderboard.md \
 		--plots $(AUTOCONTEXT_OUT)/figures
 

@@ -1,12 +1,15 @@
 """`lifebench run [SPEC] [flags]`: run a grid; resumes into an existing results directory.
 
 Every flag comes from the options of `RunConfig` and `ExecutionConfig`; a spec file's
-values come first, flags override them.
+values come first, flags override them. A spec of several parts (`[[part]]` tables) runs
+each part in turn into one results directory, the flags laid over every part; `--part`
+names the ones to run.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -14,8 +17,9 @@ from lifebench.api.errors import UserError
 from lifebench.cli.base import EXIT_INCOMPLETE, SubCommand
 from lifebench.cli.doctor import DEFAULT_PROFILE
 from lifebench.config.options import add_arguments, from_sources
-from lifebench.config.run import ExecutionConfig, RunConfig, load_spec_file
+from lifebench.config.run import PARTS_TABLE, ExecutionConfig, RunConfig, spec_parts
 from lifebench.runner.run import execute, failure_hint, results_dir, summary_line
+from lifebench.runner.streams import validate
 
 
 class Run(SubCommand):
@@ -24,15 +28,42 @@ class Run(SubCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("spec", nargs="?", help="a TOML spec file; flags override its values")
+        parser.add_argument("--part", metavar="NAME[,NAME]", help=f"of a spec with "
+                            f"[[{PARTS_TABLE}]] tables, run only these parts (default: all, "
+                            f"in file order)")
         add_arguments(parser, RunConfig)
         add_arguments(parser, ExecutionConfig)
         add_plan_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        file_values = load_spec_file(args.spec) if args.spec else {}
-        config = RunConfig.from_sources(file_values, args)
-        execution = from_sources(ExecutionConfig, file_values, args)
-        return execute_and_report(config, execution, args)
+        parts = chosen_parts(spec_parts(args.spec) if args.spec else [("", {})], args.part)
+        runs = [(name, RunConfig.from_sources(values, args), from_sources(ExecutionConfig, values, args))
+                for name, values in parts]
+        if len(runs) > 1:  # every part checked before any runs
+            for _, config, _ in runs:
+                validate(config)
+        out = runs[0][2].out or str(results_dir(runs[0][1], runs[0][2]))
+        code = 0
+        for name, config, execution in runs:
+            if name:
+                print(f"part {name}", file=sys.stderr)
+                execution = dataclasses.replace(execution, out=execution.out or out)
+            code = max(code, execute_and_report(config, execution, args,
+                                                plan_name=f"plan.{name}.json" if name else "plan.json"))
+        return code
+
+
+def chosen_parts(parts: list, wanted: "str | None") -> list:
+    """The parts `--part` names (all when it names none), in file order."""
+    if not wanted:
+        return parts
+    names = [n.strip() for n in wanted.split(",") if n.strip()]
+    known = [name for name, _ in parts if name]
+    for name in names:
+        if name not in known:
+            raise UserError(f"--part {name!r}: " + (f"the spec's parts are {', '.join(known)}"
+                            if known else f"the spec has no [[{PARTS_TABLE}]] tables"))
+    return [(name, values) for name, values in parts if name in names]
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,11 +103,11 @@ def _fraction(text: str) -> float:
 
 
 def execute_and_report(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespace,
-                       grid: bool = False) -> int:
-    """Run (or plan, with --plan), print the summary line (and what is left to retry): the
-    exit code."""
+                       grid: bool = False, plan_name: str = "plan.json") -> int:
+    """Run (or plan, with --plan, into OUT/`plan_name`), print the summary line (and what
+    is left to retry): the exit code."""
     if args.plan:
-        return _plan(config, execution, args, grid)
+        return _plan(config, execution, args, grid, plan_name)
     outcome = execute(config, execution, grid)
     print(summary_line(outcome, results_dir(config, execution)))
     hint = failure_hint(outcome)
@@ -87,7 +118,7 @@ def execute_and_report(config: RunConfig, execution: ExecutionConfig, args: argp
 
 
 def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespace,
-          grid: bool) -> int:
+          grid: bool, plan_name: str) -> int:
     from lifebench.planning.plan import Throughput, plan_lines, plan_run, read_profile
 
     throughput, profile = Throughput(), None
@@ -104,7 +135,7 @@ def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespac
     plan = plan_run(config, execution, grid, throughput, profile, args.assumed_correlation,
                     args.plan_timeout, args.tokenizer)
     print("\n".join(plan_lines(plan)))
-    out = results_dir(config, execution) / "plan.json"
+    out = results_dir(config, execution) / plan_name
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(plan.to_json() + "\n")

@@ -504,6 +504,11 @@ class ExecutionConfig:
 CHECK_TABLE = "check"
 
 
+# A spec file's several runs: [[part]] tables, each a name and the values it lays over the
+# file's (`lifebench run` runs them in turn into one results directory).
+PARTS_TABLE = "part"
+
+
 def _spec_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
@@ -515,11 +520,52 @@ def _spec_toml(path: str | Path) -> dict[str, Any]:
 
 
 def load_spec_file(path: str | Path) -> dict[str, Any]:
-    """A TOML spec file's values, its keys checked against every option's key."""
+    """A TOML spec file's values, its keys checked against every option's key; a spec of
+    several parts is refused (only `lifebench run` runs parts)."""
+    parts = spec_parts(path)
+    if len(parts) > 1 or parts[0][0]:
+        raise UserError(f"{Path(path).name} holds {len(parts)} runs ([[{PARTS_TABLE}]]: "
+                        f"{', '.join(name for name, _ in parts)}); give it to `lifebench run`, "
+                        f"which runs them in turn")
+    return parts[0][1]
+
+
+def spec_parts(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
+    """The runs a spec file describes, in file order, as (name, values): its top-level
+    values alone (name ""), or, with `[[part]]` tables, each part's values laid over them,
+    tables merged key by key (a part's `[part.method_args.react]` adds to the file's
+    `[method_args.react]`). Every key is checked against every option's key."""
     data = _spec_toml(path)
     data.pop(CHECK_TABLE, None)
-    check_toml_keys(data, (RunConfig, ExecutionConfig), Path(path).name)
-    return data
+    where = Path(path).name
+    parts = data.pop(PARTS_TABLE, None)
+    check_toml_keys(data, (RunConfig, ExecutionConfig), where)
+    if parts is None:
+        return [("", data)]
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        raise UserError(f"{where}: `{PARTS_TABLE}` must be one or more [[{PARTS_TABLE}]] tables")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for number, part in enumerate(parts, 1):
+        values = dict(part)
+        name = values.pop("name", None)
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise UserError(f"{where}: [[{PARTS_TABLE}]] number {number} needs a name "
+                            f'(name = "textworld", ...)')
+        if name in (n for n, _ in out):
+            raise UserError(f"{where}: two [[{PARTS_TABLE}]] tables are named {name!r}; "
+                            f"give each its own name")
+        check_toml_keys(values, (RunConfig, ExecutionConfig), f"{where} [[{PARTS_TABLE}]] {name}")
+        out.append((name, _laid_over(data, values)))
+    return out
+
+
+def _laid_over(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        below = merged.get(key)
+        merged[key] = _laid_over(below, value) if isinstance(value, dict) and isinstance(below, dict) \
+            else value
+    return merged
 
 
 def spec_check_table(path: str | Path) -> dict[str, Any]:

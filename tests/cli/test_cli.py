@@ -55,6 +55,30 @@ def test_toml_spec_equals_flags(cli, tmp_path):
     assert {r["budget_steps"] for r in ra} == {5, 10}
 
 
+def test_a_spec_of_parts_runs_each_part_into_one_directory(cli, tmp_path):
+    spec = tmp_path / "parts.toml"
+    spec.write_text('benchmarks = ["plancraft"]\nsplits = ["val.small"]\nmethods = ["counter"]\n'
+                    'seeds = [0]\nlimit = 2\n[method_args.counter]\npatience = 4\n'
+                    '[[part]]\nname = "short"\nmax_steps = [5]\n'
+                    '[[part]]\nname = "long"\nmax_steps = [10]\nseeds = [1]\n'
+                    '[part.method_args.counter]\nlimit_note = "x"\n')
+    bad = cli(*RUN, str(spec), "--out", str(tmp_path / "bad"))  # every part checked first
+    one_line_error(bad, "counter")
+    assert not (tmp_path / "bad" / "episodes.jsonl").exists()
+    spec.write_text(spec.read_text().replace('limit_note = "x"', 'patience = 6'))
+    out = tmp_path / "out"
+    result = cli(*RUN, str(spec), "--out", str(out), "--limit", "1")  # flags reach every part
+    assert result.returncode == 0, result.stderr
+    assert "part short" in result.stderr and "part long" in result.stderr
+    records = read_records(out)
+    assert sorted((r["budget_steps"], r["seed"]) for r in records) == [(5, 0), (10, 1)]
+    assert len({r["method_config_hash"] for r in records}) == 2  # patience 4, then 6
+    only = cli(*RUN, str(spec), "--out", str(tmp_path / "only"), "--part", "long")
+    assert only.returncode == 0 and {r["budget_steps"] for r in read_records(tmp_path / "only")} == {10}
+    one_line_error(cli(*RUN, str(spec), "--part", "medium"), "the spec's parts are short, long")
+    one_line_error(cli("grid", str(spec)), "holds 2 runs")
+
+
 def test_default_out_is_results_run_id(cli, tmp_path):
     result = cli(*RUN, "--benchmark", "plancraft", "--split", "val.small", "--method", "oracle",
                  "--limit", "1", "--run-id", "pytest-default-out")

@@ -122,3 +122,29 @@ def test_the_leaderboard_prints_the_tables_and_draws_coverage(tmp_path: Path):
     text = leaderboard_report([run], plots=tmp_path / "figures")
     assert "AutoContext: average steps of successful runs" in text
     assert list((tmp_path / "figures").glob("coverage-vs-steps-*.png"))
+
+
+def test_the_tables_spec_holds_every_benchmarks_settings_and_the_makefile_none():
+    import argparse
+    import re
+    from pathlib import Path
+
+    from lifebench.config.options import add_arguments, from_sources
+    from lifebench.config.run import RunConfig, spec_parts
+    from lifebench.runner.streams import validate
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, RunConfig)
+    parts = {name: from_sources(RunConfig, values, parser.parse_args([]))
+             for name, values in spec_parts("specs/autocontext-tables.toml")}
+    for config in parts.values():
+        validate(config)
+    crafter, textworld = parts["crafter"], parts["textworld"]
+    assert crafter.seeds == (0, 1) and crafter.limit == 20 and textworld.seeds == (0, 1, 2)
+    assert crafter.benchmark_config("crafter").length == 2000
+    assert textworld.budgets[0].steps == 2000 and textworld.trials is None  # each method's protocol
+    assert {name for name in parts if "ablations" in name} == {
+        f"{b}-ablations-{a}" for b in ("textworld", "alfworld") for a in ("forest", "planner", "extractor")}
+    assert parts["alfworld-ablations-planner"].context_configs("autocontext")[0].planner == "random"
+    recipe = Path("Makefile").read_text().split("\nautocontext-tables:")[1].split("\n\n")[0]
+    assert not re.search(r"--(benchmark|method|split|max-steps|seeds|context-arg|benchmark-arg)\b", recipe)
