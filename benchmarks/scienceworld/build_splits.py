@@ -3,7 +3,7 @@
     python -m lifebench.benchmarks.scienceworld.build_splits
 
 - step18:    the 18 tasks of the CLIN and STEP tables, each on its first 5 test variations
-- step18-v1: the same 18 tasks on their first test variation (the papers' setting)
+- step18-v1: the same 18 tasks on their first test variation
 - test, dev: all 30 tasks on all their test (dev) variations
 - step18-authors: the same 18 tasks on variation index 1, the variation CLIN's and STEP's
   public code load (`--var-num 1`; a train variation)

@@ -17,6 +17,7 @@ from lifebench.api.errors import (ContextOverflow, EndEpisode, EnvError, LLMErro
 from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
 from lifebench.api.prompt import (Prompt, PromptPart, filled, fixed, history, mark_groups,
+                                  split_history,
                                   mark_history)
 from lifebench.api.protocols import (CURRICULUM_SUFFIX, FEW_SHOT_QUERY_SUFFIX,
                                      FEW_SHOT_SUPPORT_SUFFIX, Benchmark, Env, EpisodeTools,
@@ -52,6 +53,7 @@ __all__ = [
     # the LLM, as methods see it; their prompts' history, for the context window
     "ChatModel", "LLMReply", "RoleParams", "ToolCall", "tag_calls",
     "Prompt", "PromptPart", "filled", "fixed", "history", "mark_groups", "mark_history",
+    "split_history",
     # instance contexts
     "ACTION_RULES_SCHEMA", "ContextProvider", "ContextSchema", "ContextTools",
     "ExplorationBudgetExhausted", "ExplorationEnv", "InstanceContext", "InstanceFacts",

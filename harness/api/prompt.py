@@ -16,6 +16,7 @@ Unmarked content is fixed. The marks never reach the server.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -69,6 +70,15 @@ def mark_groups(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, An
         last = number == len(groups) - 1
         out += [dict(m) if last else {**m, HISTORY_KEY: number} for m in group]
     return out
+
+
+def split_history(text: str, boundary: str) -> Prompt:
+    """`text` cut before each match of the regex `boundary` (a step of a trajectory, a
+    turn of a transcript): the first piece (where it starts) and the last (the latest)
+    kept, the pieces between them history, dropped oldest first; the text unchanged."""
+    pieces = re.split(f"(?={boundary})", text)
+    steps = pieces[1:]
+    return Prompt([fixed(pieces[0]), *(history(p) for p in steps[:-1]), *(fixed(p) for p in steps[-1:])])
 
 
 def filled(template: str, field: str, parts: Sequence[PromptPart], **values: Any) -> Prompt:

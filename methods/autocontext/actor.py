@@ -14,8 +14,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from lifebench.api import (ChatModel, ContextSchema, ExplorationBudgetExhausted, RoleParams,
-                           mark_history)
+from lifebench.api import (ChatModel, ContextSchema, ExplorationBudgetExhausted, Prompt,
+                           RoleParams, fixed, mark_history, split_history)
 
 from lifebench.methods.autocontext import prompts
 from lifebench.methods.autocontext.forest import FAILED, Node, State, TodoForest, TodoPath
@@ -35,19 +35,29 @@ class Segment:
     start_observation: str
     steps: list[tuple[str, str]] = field(default_factory=list)
 
-    def text(self, limit: int) -> str:
+    def text(self, limit: int) -> Prompt:
         lines = [f"[from state {self.start}] {self.start_observation.strip()}"]
         for action, observation in self.steps:
             lines.append(f"> {action}\n{observation.strip()}")
-        return "\n".join(lines)[-limit:]
+        return steps_as_history("\n".join(lines)[-limit:])
 
 
-def joined(segments: list[Segment], limit: int) -> str:
+def steps_as_history(text: str) -> Prompt:
+    """A trajectory's text as prompt parts: where it starts, then each `> action` step, all
+    but the last step history, so a small context window drops the oldest steps first."""
+    return split_history(text, r"\n> ")
+
+
+def joined(segments: list[Segment], limit: int) -> Prompt:
     """The segments as the Extractor reads them: each cut to its share of `limit` (keeping
     its end), so a long one never pushes out the others (the Observations TODO's, which
     runs first)."""
     share = max(1, limit // max(1, len(segments)))
-    return "\n\n".join(s.text(share) for s in segments)
+    parts = []
+    for i, segment in enumerate(segments):
+        parts += [fixed("\n\n")] if i else []
+        parts += segment.text(share).parts
+    return Prompt(parts)
 
 
 class Actor:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lifebench.api import ChatModel, ContextSchema, RoleParams
+from lifebench.api import ChatModel, ContextSchema, Prompt, RoleParams, filled
 
 from lifebench.methods.autocontext import prompts
+from lifebench.methods.autocontext.actor import steps_as_history
 from lifebench.methods.autocontext.replies import is_none, numbered_tags, tag
 
 OBSERVATIONS_HEADING = "#### Observations"
@@ -78,6 +79,9 @@ class Extractor:
         self.stats = ExtractorStats()
 
     def update(self, knowledge: Knowledge, trajectory: str) -> Knowledge:
+        """The knowledge updated from `trajectory` (its steps history: `steps_as_history`)."""
+        if not isinstance(trajectory, Prompt):
+            trajectory = steps_as_history(trajectory)
         if self.naive:
             return self._naive(knowledge, trajectory)
         observations = self._section(prompts.EXTRACT_OBSERVATIONS, self.schema.observations,
@@ -90,10 +94,9 @@ class Extractor:
         return self.llm.chat([{"role": "user", "content": prompt}], role=role,
                              params=self.params).text
 
-    def _section(self, template: str, definition: str, section: str, trajectory: str) -> str:
-        reply = self._chat(template.format(background=self.background, trajectory=trajectory,
-                                           knowledge_definition=definition, knowledge=section),
-                           "extract")
+    def _section(self, template: str, definition: str, section: str, trajectory: Prompt) -> str:
+        reply = self._chat(filled(template, "trajectory", trajectory.parts, background=self.background,
+                                  knowledge_definition=definition, knowledge=section), "extract")
         edits = numbered_tags(reply, "modification")
         self.stats.proposed += len(edits)
         kept = [e for e in (self.check(edit, definition, section, trajectory) for edit in edits)
@@ -107,12 +110,12 @@ class Extractor:
         updated = tag(reply, "knowledge")
         return updated if updated and not is_none(updated) else section
 
-    def check(self, edit: str, definition: str, section: str, trajectory: str) -> str | None:
+    def check(self, edit: str, definition: str, section: str, trajectory: Prompt) -> str | None:
         """The edit as it should be applied (itself, or its revision), or None when the
         trajectory does not support it."""
-        reply = self._chat(prompts.CHECK_EDIT.format(
-            background=self.background, knowledge_definition=definition, knowledge=section,
-            trajectory=trajectory, modification=edit), "check")
+        reply = self._chat(filled(
+            prompts.CHECK_EDIT, "trajectory", trajectory.parts, background=self.background,
+            knowledge_definition=definition, knowledge=section, modification=edit), "check")
         decision = (tag(reply, "decision") or "").strip().lower()
         content = tag(reply, "content")
         if decision.startswith("accept"):
@@ -125,10 +128,10 @@ class Extractor:
         self.stats.rejected_edits.append(edit[:300])
         return None
 
-    def _naive(self, knowledge: Knowledge, trajectory: str) -> Knowledge:
-        reply = self._chat(prompts.NAIVE_UPDATE.format(
-            background=self.background, knowledge=knowledge.free_text or prompts.EMPTY_SECTION,
-            trajectory=trajectory), "extract")
+    def _naive(self, knowledge: Knowledge, trajectory: Prompt) -> Knowledge:
+        reply = self._chat(filled(
+            prompts.NAIVE_UPDATE, "trajectory", trajectory.parts, background=self.background,
+            knowledge=knowledge.free_text or prompts.EMPTY_SECTION), "extract")
         updated = tag(reply, "knowledge")
         return Knowledge(free_text=updated if updated and not is_none(updated)
                          else knowledge.free_text or prompts.EMPTY_SECTION)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from lifebench.api import ChatModel, RoleParams
+from lifebench.api import ChatModel, Prompt, PromptPart, RoleParams, filled
 
 from lifebench.methods.autocontext import prompts
 from lifebench.methods.autocontext.forest import State, TodoForest, TodoPath
@@ -67,8 +67,12 @@ class Planner:
     def _forest(self) -> str:
         return self.forest.render(trees=self.config.forest)
 
-    def _recent(self, trajectory: str) -> str:
-        return prompts.RECENT_TRAJECTORY.format(trajectory=trajectory) if trajectory else ""
+    def _recent(self, trajectory: Prompt) -> list[PromptPart]:
+        """The recent trajectory's block of a Planner prompt (none when it is empty), its
+        steps history (`actor.steps_as_history`)."""
+        if not trajectory:
+            return []
+        return list(filled(prompts.RECENT_TRAJECTORY, "trajectory", trajectory.parts).parts)
 
     def _feedback(self, messages: list[dict[str, Any]], reply: str,
                   feedback: str) -> list[dict[str, Any]]:
@@ -77,11 +81,12 @@ class Planner:
         return messages + [{"role": "assistant", "content": reply},
                            {"role": "user", "content": feedback}]
 
-    def observation_todo(self, observations: str, trajectory: str) -> Optional[TodoPath]:
+    def observation_todo(self, observations: str, trajectory: Prompt) -> Optional[TodoPath]:
         gaps = knowledge_gaps(observations, self.unknown)
-        prompt = prompts.PLAN_OBSERVATIONS.format(
+        prompt = filled(
+            prompts.PLAN_OBSERVATIONS, "trajectory", self._recent(trajectory),
             max_length=self.config.max_length, background=self.background,
-            trajectory=self._recent(trajectory), forest_definition=self._definition,
+            forest_definition=self._definition,
             forest=self._forest(), knowledge_format=self.knowledge_format,
             knowledge=observations, unknown=self.unknown,
             gaps="\n".join(f"- {g}" for g in gaps) or NO_GAPS.format(unknown=self.unknown))
@@ -103,11 +108,11 @@ class Planner:
             messages = self._feedback(messages, reply, checked)
         return None
 
-    def rule_todos(self, trajectory: str) -> list[TodoPath]:
-        prompt = prompts.PLAN_RULES.format(
+    def rule_todos(self, trajectory: Prompt) -> list[TodoPath]:
+        prompt = filled(
+            prompts.PLAN_RULES, "trajectory", self._recent(trajectory),
             max_length=self.config.max_length, num_todo=self.config.num_todo,
-            background=self.background, trajectory=self._recent(trajectory),
-            forest_definition=self._definition, forest=self._forest())
+            background=self.background, forest_definition=self._definition, forest=self._forest())
         messages = [{"role": "user", "content": prompt}]
         admitted: list[TodoPath] = []
         for _ in range(self.config.plan_retries + 1):
@@ -131,12 +136,13 @@ class Planner:
                                       + "\nPropose replacements for them as a JSON list.")
         return admitted
 
-    def keep_exploring(self, document: str, trajectory: str) -> bool:
+    def keep_exploring(self, document: str, trajectory: Prompt) -> bool:
         """Loop control (Section 4.3): whether gaps remain, as the Planner judges from the
         forest and the whole document. A reply that says neither yes nor no continues: the
         iteration and step budgets still bound the build."""
-        prompt = prompts.LOOP_CONTROL.format(
-            unknown=self.unknown, background=self.background, trajectory=self._recent(trajectory),
+        prompt = filled(
+            prompts.LOOP_CONTROL, "trajectory", self._recent(trajectory),
+            unknown=self.unknown, background=self.background,
             forest_definition=self._definition, forest=self._forest(),
             knowledge_format=self.knowledge_format, knowledge=document)
         reply = self.llm.chat([{"role": "user", "content": prompt}], role="loop_control",

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from lifebench.api import Benchmark, ChatModel, Instance, LLMError, RoleParams, tag_calls
+from lifebench.api import (Benchmark, ChatModel, Instance, LLMError, RoleParams, filled,
+                           split_history, tag_calls)
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.api import ActionApi
@@ -229,9 +230,12 @@ class BuildingPhase:
 
     def build(self, epoch: str, outcome: str, attempts: int, transcript: str) -> tuple[int, int]:
         """The Builder's operations on the rules; (applied, refused)."""
-        request = {"direct": prompts.BUILDER_DIRECT, "indirect": prompts.BUILDER_INDIRECT,
-                   "failure": prompts.BUILDER_FAILURE}[outcome].format(
-            epoch=epoch, attempts=attempts, trajectory=transcript)
+        template = {"direct": prompts.BUILDER_DIRECT, "indirect": prompts.BUILDER_INDIRECT,
+                    "failure": prompts.BUILDER_FAILURE}[outcome]
+        # the task first and the last plan with the outcome kept; the plans and results
+        # between them are what a small context window drops, earliest first
+        request = filled(template, "trajectory", split_history(transcript, r"\n\n--- ").parts,
+                         epoch=epoch, attempts=attempts)
         system = prompts.BUILDER_SYSTEM.format(types=", ".join(prompts.RULE_TYPES),
                                                max_rules=self.settings.max_rules,
                                                rules=self.rules.listing(validation=True))

@@ -185,3 +185,57 @@ def test_iges_select_prompt_drops_its_oldest_archive_states_first():
     assert fitted.left_out > 0 and MARKER in text and fitted.tokens <= 1500 - 64
     assert "The task: light the lamp" in text and blocks[-1] in text and prompts.SELECT_RULES in text
     assert blocks[0] not in text and text.index(MARKER) < text.index(blocks[-1])
+
+
+def test_autocontexts_build_prompts_drop_their_oldest_steps_first():
+    """AutoContext's Extractor and Planner prompts read as before; fitted, they keep the
+    instructions, the forest and the document, where the trajectory starts and its last
+    step, and leave out its oldest steps first."""
+    from lifebench.llm.window import estimate_tokens, fit_messages
+    from lifebench.methods.autocontext import prompts
+    from lifebench.methods.autocontext.actor import Segment, joined
+    from lifebench.methods.autocontext.forest import TodoForest
+    from lifebench.methods.autocontext.planner import Planner
+    from lifebench.api import RoleParams
+
+    steps = [(f"go {i}", "A long corridor with doors. " * 20) for i in range(20)]
+    trajectory = joined([Segment("init_state", "You are in the kitchen.", steps)], 100_000)
+    values = dict(background="BACKGROUND", knowledge_definition="DEFINITION", knowledge="DOC",
+                  modification="EDIT")
+    check = filled(prompts.CHECK_EDIT, "trajectory", trajectory.parts, **values)
+    assert check == prompts.CHECK_EDIT.format(trajectory=str(trajectory), **values)
+    planner = Planner(None, RoleParams(), TodoForest("start", None), "BACKGROUND", "FORMAT",
+                      "Unknown", type("C", (), {"forest": True, "max_length": 6, "num_todo": 3})())
+    recent = "".join(p.text for p in planner._recent(trajectory))
+    assert recent == prompts.RECENT_TRAJECTORY.format(trajectory=str(trajectory))
+    for prompt in (check, filled(prompts.PLAN_RULES, "trajectory", planner._recent(trajectory),
+                                 max_length=6, num_todo=3, background="BACKGROUND",
+                                 forest_definition="DEF", forest="- init_state: start")):
+        fitted = fit_messages([{"role": "user", "content": prompt}], 1500, 64, estimate_tokens)
+        text = fitted.messages[0]["content"]
+        assert fitted.left_out > 0 and MARKER in text and fitted.tokens <= 1500 - 64
+        assert "BACKGROUND" in text and "[from state init_state] You are in the kitchen." in text
+        assert "> go 19\n" in text and "> go 0\n" not in text
+        assert text.index(MARKER) < text.index("> go 19")
+
+
+def test_automanuals_builder_prompt_drops_its_earliest_plans_first():
+    """AutoManual's Builder reads the epoch's transcript: fitted, it keeps the task and the
+    last plan with the outcome, and leaves out the earliest plans and results first."""
+    from lifebench.api import split_history
+    from lifebench.llm.window import estimate_tokens, fit_messages
+    from lifebench.methods.automanual import prompts
+
+    blocks = ["Task, first observation:\nYou are in the kitchen. Your task is to cool an apple."]
+    for n in range(1, 9):
+        blocks += [f"--- Planner reply {n}:\n" + "plan step; " * 60, f"--- Result of code {n}:\n" + "ok. " * 60]
+    transcript = "\n\n".join(blocks) + "\n\nOutcome: SUCCESS after 8 codes."
+    request = filled(prompts.BUILDER_INDIRECT, "trajectory", split_history(transcript, r"\n\n--- ").parts,
+                     epoch="e1", attempts=8)
+    assert request == prompts.BUILDER_INDIRECT.format(epoch="e1", attempts=8, trajectory=transcript)
+    fitted = fit_messages([{"role": "system", "content": "rules"}, {"role": "user", "content": request}],
+                          1500, 64, estimate_tokens)
+    text = fitted.messages[1]["content"]
+    assert fitted.left_out > 0 and MARKER in text and fitted.tokens <= 1500 - 64
+    assert "Your task is to cool an apple." in text and "Outcome: SUCCESS after 8 codes." in text
+    assert "--- Planner reply 1:" not in text and "--- Result of code 8:" in text
