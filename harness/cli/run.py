@@ -16,6 +16,7 @@ from pathlib import Path
 from lifebench.api.errors import UserError
 from lifebench.cli.base import EXIT_INCOMPLETE, SubCommand
 from lifebench.cli.doctor import DEFAULT_PROFILE
+from lifebench.llm.doctor import profile_of
 from lifebench.config.options import add_arguments, from_sources
 from lifebench.config.run import PARTS_TABLE, ExecutionConfig, RunConfig, spec_parts
 from lifebench.runner.run import execute, failure_hint, results_dir, summary_line
@@ -37,8 +38,8 @@ class Run(SubCommand):
 
     def run(self, args: argparse.Namespace) -> int:
         parts = chosen_parts(spec_parts(args.spec) if args.spec else [("", {})], args.part)
-        runs = [(name, RunConfig.from_sources(values, args), from_sources(ExecutionConfig, values, args))
-                for name, values in parts]
+        runs = [(name, tool_fallback(RunConfig.from_sources(values, args), values, args),
+                 from_sources(ExecutionConfig, values, args)) for name, values in parts]
         if len(runs) > 1:  # every part checked before any runs
             for _, config, _ in runs:
                 validate(config)
@@ -51,6 +52,25 @@ class Run(SubCommand):
             code = max(code, execute_and_report(config, execution, args,
                                                 plan_name=f"plan.{name}.json" if name else "plan.json"))
         return code
+
+
+TOOL_PROTOCOL_DEST = "llm__tool_protocol"  # the flag's namespace attribute (None: not given)
+
+
+def tool_fallback(config: RunConfig, values: dict, args: argparse.Namespace) -> RunConfig:
+    """The config with the text tool protocol when the doctor's profile of this model at
+    this endpoint (`lifebench doctor`) says it does no tool calling and no protocol was
+    chosen: methods that offer tools then describe them in the prompt. The protocol is part
+    of those methods' streams' identity, so their records never pool with native ones."""
+    chosen = "llm_tool_protocol" in values or getattr(args, TOOL_PROTOCOL_DEST, None) is not None
+    if chosen or config.llm.tool_protocol != "native":
+        return config
+    profile = profile_of(DEFAULT_PROFILE, config.model, config.llm.base_url)
+    if not profile or profile.get("tools") is not False:
+        return config
+    print(f"note: {DEFAULT_PROFILE} says {config.model} at {config.llm.base_url} does no tool "
+          f"calling: methods that offer tools use --llm-tool-protocol text", file=sys.stderr)
+    return dataclasses.replace(config, llm=dataclasses.replace(config.llm, tool_protocol="text"))
 
 
 def chosen_parts(parts: list, wanted: "str | None") -> list:

@@ -13,6 +13,7 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from lifebench.api.errors import UserError
@@ -53,6 +54,18 @@ class Profile:
 
     def to_json(self) -> str:
         return json.dumps({"format": PROFILE_FORMAT, "version": 1, **asdict(self)}, indent=2)
+
+
+def profile_of(path: str, model: Optional[str], base_url: Optional[str]) -> Optional[dict[str, Any]]:
+    """The profile `lifebench doctor` wrote at `path` when it is this model's at this
+    endpoint; None when there is none, it is another's, or it cannot be read."""
+    try:
+        profile = parse_json(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(profile, dict) or profile.get("format") != PROFILE_FORMAT:
+        return None
+    return profile if (profile.get("model"), profile.get("base_url")) == (model, base_url) else None
 
 
 class _Probe:

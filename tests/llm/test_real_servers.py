@@ -106,6 +106,19 @@ def test_a_server_without_tool_calling_stops_the_run_or_takes_them_as_text(cli, 
     assert text.returncode == 0, text.stderr
     asked = [r for r in srv.requests() if "tools" not in r]
     assert asked and "You can call these tools" in asked[-1]["messages"][0]["content"]
+    # with the doctor's profile of this endpoint (where `run` looks: results/ of the working
+    # directory), the run falls back to the text protocol by itself, keyed as the text run
+    from lifebench.testing import run_cli
+    run_cli("doctor", "--model", "m", "--base-url", srv.url, cwd=tmp_path)
+    assert json.loads((tmp_path / "results" / "endpoint-profile.json").read_text())["tools"] is False
+    fallback = run_cli(*how2, "--out", str(tmp_path / "fallback"), cwd=tmp_path)
+    assert fallback.returncode == 0, fallback.stderr
+    assert "does no tool calling: methods that offer tools use --llm-tool-protocol text" in fallback.stderr
+    assert {r["method_config_hash"] for r in read_records(tmp_path / "fallback")} == \
+        {r["method_config_hash"] for r in read_records(tmp_path / "text")}
+    explicit = run_cli(*how2, "--out", str(tmp_path / "explicit"), "--llm-tool-protocol", "native",
+                       cwd=tmp_path)  # a protocol chosen is kept
+    one_line_error(explicit, "does not do tool calling")
 
 
 BODIES = {
