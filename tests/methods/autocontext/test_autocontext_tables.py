@@ -66,6 +66,10 @@ def test_a_success_after_failed_trials_costs_their_steps_too():
                                                  context={})])
     assert steps.headers == ("method", "textworld: baseline", "textworld: AutoContext")
     assert steps.rows == (("reflexion", "110.0", "20.0"),)
+    ige = [record("ige", "a", success=True, steps=12, extra={"replayed_steps": 30}),
+           record("ige", "b", success=True, steps=8, extra={"replayed_steps": 10})]
+    [steps] = successful_steps(ige + [record("ige", "a", success=True, steps=5, context={})])
+    assert steps.rows == (("ige", "10.0 (+20.0 replayed)", "5.0"),)
 
 
 def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not():
@@ -101,6 +105,8 @@ def test_crafter_score_per_method_without_and_with_the_context():
     [table] = crafter_scores(records)
     assert table.headers == ("method", "baseline", "AutoContext")
     assert table.rows == (("react", f"{51 ** 0.5 - 1:.1f}", "100.0"),)
+    budget = records[0].budget_steps
+    assert f"episodes of at most {budget:,} steps (Crafter's official length is 10,000" in table.notes[1]
 
 
 def test_exploration_cost_counts_each_built_context_once():
