@@ -17,14 +17,22 @@ SPLITS = ("seeds-100", "seeds-1000", "seeds-support")
 CRAFTER_LENGTH = 10000
 
 
+# The manuals a config may ask for: the full one, or the action list alone.
+MANUALS = ("full", "minimal")
+
+
 @dataclass(frozen=True)
 class CrafterConfig:
     # Steps after which crafter ends an episode (Crafter's 10000; BALROG plays 2000).
     length: int = CRAFTER_LENGTH
+    # "minimal": the manual is the action list alone (AutoContext's Table 5 setting)
+    manual: str = "full"
 
     def __post_init__(self) -> None:
         if self.length < 1:
             raise ValueError(f"length must be at least 1, got {self.length}")
+        if self.manual not in MANUALS:
+            raise ValueError(f"manual must be one of {', '.join(MANUALS)}, got {self.manual!r}")
 
 
 class CrafterBenchmark(Benchmark):
@@ -44,9 +52,9 @@ class CrafterBenchmark(Benchmark):
 
     @property
     def instructions(self) -> str:
-        from lifebench.benchmarks.crafter.text import manual
+        from lifebench.benchmarks.crafter.text import manual, minimal_manual
 
-        return manual(self.config.length)
+        return minimal_manual() if self.config.manual == "minimal" else manual(self.config.length)
 
     def splits(self) -> list[str]:
         return list(SPLITS)

@@ -154,6 +154,12 @@ def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+def minimal_manual() -> str:
+    """The action list alone: no rules of the game, no hint of what an action needs."""
+    return "Each turn, write one of these actions:\n" + "\n".join(
+        f"  {readable}" for _, readable, _ in ACTIONS) + "\n"
+
+
 def manual(length: int) -> str:
     actions = "\n".join(f"  {readable:19s} {meaning}" for _, readable, meaning in ACTIONS)
     return f"""\

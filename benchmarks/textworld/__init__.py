@@ -29,6 +29,8 @@ class TextWorldConfig:
     # logic (its shortest plan: at most 58 actions on IGE's games, within their 80-step
     # horizon), or the game's published walkthrough (up to 90 actions: it revisits rooms).
     oracle: Literal["policy", "walkthrough"] = "policy"
+    # "minimal": the manual is the command list alone (AutoContext's Table 5 setting)
+    manual: Literal["full", "minimal"] = "full"
 
 
 class TextWorldBenchmark(Benchmark):
@@ -47,9 +49,9 @@ class TextWorldBenchmark(Benchmark):
 
     @property
     def instructions(self) -> str:
-        from lifebench.benchmarks.textworld.manual import MANUAL
+        from lifebench.benchmarks.textworld.manual import MANUAL, MINIMAL_MANUAL
 
-        return MANUAL
+        return MINIMAL_MANUAL if self.config.manual == "minimal" else MANUAL
 
     def splits(self) -> list[str]:
         made = [s for s in generate.generated_splits() if s != generate.SUPPORT_SPLIT]

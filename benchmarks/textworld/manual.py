@@ -14,3 +14,12 @@ with one command per turn, in plain words:
 Cooking or cutting an ingredient in a way the recipe does not ask for can ruin the game.
 Points are given for each useful step; the game is won when you eat the meal.
 """
+
+# The command forms alone (AutoContext's Table 5: "only the action list"): no goal, no tips.
+MINIMAL_MANUAL = """\
+Each turn, write one command:
+  go DIRECTION, open THING, close THING, examine THING, look, inventory, take THING,
+  take THING from THING, drop THING, put THING on THING, insert THING into THING,
+  slice THING with THING, dice THING with THING, chop THING with THING,
+  cook THING with THING, prepare meal, eat THING
+"""

@@ -58,10 +58,15 @@ def method_config_hash(method: str, config: Any, llm_settings: Optional[dict[str
 
 
 def benchmark_config_hash(benchmark: str, config: Any) -> str:
-    """Empty for a benchmark's default config, so records of default runs need no hash."""
-    if config == config_class("benchmark", benchmark)():
+    """Empty for a benchmark's default config, so records of default runs need no hash;
+    otherwise the hash of the fields that differ from the defaults, so that a field added
+    later (at its default) leaves the hashes of earlier records as they were."""
+    default = config_class("benchmark", benchmark)()
+    if config == default:
         return ""
-    return short_hash({"name": benchmark, "config": dataclasses.asdict(config)})
+    defaults = dataclasses.asdict(default)
+    changed = {k: v for k, v in dataclasses.asdict(config).items() if defaults.get(k) != v}
+    return short_hash({"name": benchmark, "config": changed})
 
 
 def parse_plugin_flags(kind: str, items: tuple[str, ...], names: tuple[str, ...],

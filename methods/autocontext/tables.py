@@ -44,6 +44,17 @@ def _built_with(record: EpisodeRecord) -> dict[str, Any]:
     return dict((record.extra.get("context") or {}).get("config") or {})
 
 
+def _section(record: EpisodeRecord) -> str:
+    """The part of the document the method was shown ("all", "observations", ...)."""
+    return str(_built_with(record).get("sections", "all"))
+
+
+def _minimal(record: EpisodeRecord) -> bool:
+    """Whether the episode ran under minimal prompting (the benchmark's `manual=minimal`:
+    the action list alone, the setting of the paper's Table 5)."""
+    return (record.benchmark_config or {}).get("manual") == "minimal"
+
+
 def _namer(records: Sequence[EpisodeRecord]):
     """How rows name the context an episode was given ("" for none): "AutoContext", an
     ablation's name, and any other build field that not every AutoContext episode of these
@@ -66,6 +77,8 @@ def _namer(records: Sequence[EpisodeRecord]):
             label += " " + _ABLATION_NAMES.get(ablation, ", ".join(f"{k}={v}" for k, v in ablation))
         if rest:
             label += " (" + ", ".join(f"{k}={v}" for k, v in sorted(rest.items())) + ")"
+        if _section(record) != "all":  # one section of the same build (Table 5)
+            label += f" [{_section(record)} only]"
         return label
 
     return name
@@ -112,7 +125,8 @@ def _rows(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str, Optional[str
     rows: dict[tuple[str, str, Optional[str]], list[EpisodeRecord]] = defaultdict(list)
     name = _namer(records)
     for r in records:
-        rows[(r.method, name(r), r.model)].append(r)
+        method = f"{r.method} (minimal manual)" if _minimal(r) else r.method
+        rows[(method, name(r), r.model)].append(r)
     return rows
 
 
@@ -267,6 +281,37 @@ def crafter_scores(records: Sequence[EpisodeRecord]) -> list[Table]:
                             f"10,000; `--benchmark-arg crafter.length=N`)"])]
 
 
+# AutoContext's Table 5 (minimal prompting), as published: Crafter score, TextWorld success %
+PAPER_TABLE5 = {"": ("15.6", "22.7"), "observations": ("18.0", "82.7"),
+                "action_rules": ("22.2", "25.3"), "all": ("23.7", "84.0")}
+TABLE5_ROWS = (("", "ReAct"), ("observations", "ReAct + Observations"),
+               ("action_rules", "ReAct + Action Rules"), ("all", "ReAct + AutoContext"))
+
+
+def context_sections(records: Sequence[EpisodeRecord]) -> list[Table]:
+    """Table 5: ReAct under minimal prompting, without a context and shown each section
+    of the full build's document, on Crafter (score) and TextWorld (success %)."""
+    mine = [r for r in records if r.method == "react" and _minimal(r)
+            and (not r.context or (r.context == PROVIDER and not set(_built_with(r)) - {"sections"}))]
+    if not mine:
+        return []
+    rows = []
+    for section, label in TABLE5_ROWS:
+        picked = [r for r in mine if (not r.context if not section else r.context and _section(r) == section)]
+        crafter = [r for r in picked if r.benchmark == "crafter"]
+        textworld = [r for r in picked if r.benchmark == "textworld"]
+        rows.append([label, f"{_crafter_score(crafter):.1f}" if crafter else "-",
+                     f"{100 * fmean(r.success for r in textworld):.1f}" if textworld else "-",
+                     *PAPER_TABLE5[section]])
+    return [Table.of("AutoContext: minimal prompting, by section of the context (Table 5 layout)",
+                     ["method", "Crafter (score)", "TextWorld (success %)", "paper Crafter",
+                      "paper TextWorld"], rows,
+                     notes=["the benchmarks' `manual=minimal` (the action list alone) for the "
+                            "build and for ReAct; one build, each section shown alone",
+                            "paper: AutoContext's Table 5 (DeepSeek-V3; Crafter's contexts "
+                            "built with DeepSeek-R1), cited, not run"])]
+
+
 # AutoContext's Table 7: average env steps to build a context, per benchmark
 PAPER_BUILD_STEPS = {"textworld": "418.0", "alfworld": "177.9", "crafter": "724.8"}
 
@@ -300,4 +345,5 @@ def exploration_cost(records: Sequence[EpisodeRecord]) -> list[Table]:
                             "budgets), cited, not run"])]
 
 
-TABLES = (success_under_budgets, successful_steps, ablations, crafter_scores, exploration_cost)
+TABLES = (success_under_budgets, successful_steps, ablations, crafter_scores, context_sections,
+          exploration_cost)

@@ -267,3 +267,19 @@ def test_oracle_methods_skip_a_benchmark_without_an_oracle(cli, tmp_path):
     assert grid.returncode == 0, grid.stderr
     assert "skipping oracle on crafter:seeds-100: crafter has no oracle" in grid.stderr
     assert [r["method"] for r in read_records(out)] == ["random"]
+
+
+def test_minimal_prompting_is_the_action_list_alone_and_keys_its_own_streams():
+    from lifebench import registry
+    from lifebench.benchmarks.crafter import CrafterConfig
+    from lifebench.config.plugins import benchmark_config_hash, short_hash
+
+    minimal = registry.get_benchmark("crafter", CrafterConfig(manual="minimal")).instructions
+    full = registry.get_benchmark("crafter").instructions
+    assert "make wood pickaxe" in minimal and "place table" in minimal
+    assert "survival" in full and "survival" not in minimal and "zombies" not in minimal
+    # a field added at its default leaves the hashes earlier records carry as they were
+    assert benchmark_config_hash("crafter", CrafterConfig(length=2000)) == \
+        short_hash({"name": "crafter", "config": {"length": 2000}})
+    assert benchmark_config_hash("crafter", CrafterConfig(length=2000, manual="minimal")) not in \
+        ("", benchmark_config_hash("crafter", CrafterConfig(length=2000)))

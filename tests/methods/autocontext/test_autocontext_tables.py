@@ -152,5 +152,36 @@ def test_the_tables_spec_holds_every_benchmarks_settings_and_the_makefile_none()
     assert {name for name in parts if "ablations" in name} == {
         f"{b}-ablations-{a}" for b in ("textworld", "alfworld") for a in ("forest", "planner", "extractor")}
     assert parts["alfworld-ablations-planner"].context_configs("autocontext")[0].planner == "random"
+    for name in ("textworld-minimal", "crafter-minimal"):  # Table 5: the action list alone
+        minimal = parts[name]
+        assert minimal.benchmark_config(minimal.benchmarks[0]).manual == "minimal"
+        assert [c.sections for c in minimal.context_configs("autocontext")] == \
+            ["all", "observations", "action_rules"]
+        assert minimal.method_configs("react")[0].examples == 0
     recipe = Path("Makefile").read_text().split("\nautocontext-tables:")[1].split("\n\n")[0]
     assert not re.search(r"--(benchmark|method|split|max-steps|seeds|context-arg|benchmark-arg)\b", recipe)
+
+
+def test_table5_reads_the_minimal_prompting_runs_by_section_and_keeps_them_apart():
+    import dataclasses
+
+    from lifebench.methods.autocontext.tables import context_sections
+
+    def minimal(record_):
+        return dataclasses.replace(record_, benchmark_config={"manual": "minimal", "oracle": "policy"})
+
+    textworld = [minimal(record("react", "a", success=False, steps=9)),
+                 minimal(record("react", "a", success=True, steps=9, context={"sections": "observations"})),
+                 minimal(record("react", "a", success=True, steps=9, context={})),
+                 minimal(record("react", "a", success=False, steps=9, context={"sections": "action_rules"}))]
+    crafter = [minimal(record("react", "w", success=True, steps=9, benchmark="crafter", split="seeds-100",
+                              extra={"achievements": {"a": 1, "b": 0}}))]
+    full = [record("react", "a", success=True, steps=9)]  # the main runs: not Table 5's
+    [table] = context_sections(textworld + crafter + full)
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert rows["ReAct"] == ("{:.1f}".format(101 ** 0.5 - 1), "0.0", "15.6", "22.7")  # a: 100%, b: 0%
+    assert rows["ReAct + Observations"][1] == "100.0" and rows["ReAct + Action Rules"][1] == "0.0"
+    assert rows["ReAct + AutoContext"] == ("-", "100.0", "23.7", "84.0")
+    [steps] = successful_steps(textworld + full)  # one section or minimal prompting: rows of their own
+    assert {row[0] for row in steps.rows} == {"react", "react (minimal manual)"}
+    assert set(steps.headers) >= {"textworld: AutoContext [observations only]", "textworld: AutoContext"}
