@@ -124,10 +124,19 @@ def _rows(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str, Optional[str
     """Records by (method, context variant, model)."""
     rows: dict[tuple[str, str, Optional[str]], list[EpisodeRecord]] = defaultdict(list)
     name = _namer(records)
+    configs: dict[str, set[str]] = defaultdict(set)
     for r in records:
-        method = f"{r.method} (minimal manual)" if _minimal(r) else r.method
+        configs[_method_label(r)].add(r.method_config_hash)
+    for r in records:
+        method = _method_label(r)
+        if len(configs[method]) > 1:  # one method in several configs (IGE's two explore steps)
+            method += f" [{r.method_config_hash[:6]}]"
         rows[(method, name(r), r.model)].append(r)
     return rows
+
+
+def _method_label(record: EpisodeRecord) -> str:
+    return f"{record.method} (minimal manual)" if _minimal(record) else record.method
 
 
 def _order(key: tuple[str, str, Optional[str]]) -> tuple:

@@ -12,6 +12,8 @@ An episode alternates Go and Explore, as the authors' TextWorld code does:
   the whole path from the start, the actions already tried from the current state and the
   admissible commands (`tools.valid_actions()`; listed when at most `max_listed_actions`),
   and ends with `> ACTION`; the text is matched to an admissible command (`replies.py`).
+  `authors=true` is the authors' explore step instead: no commands shown, the reply
+  played as written (records say which: `extra.ige_prompt`).
   Every state reached goes through the archive's update rule (`archive.py`) with its
   snapshot; a step that loses the game ends the branch (never archived) and the iteration.
 
@@ -59,6 +61,10 @@ class IgeConfig:
     max_listed_actions: int = 200
     # difflib similarity from which free text is taken as a related admissible command.
     match_cutoff: float = 0.5
+    # The authors' explore step: no admissible commands shown (nor their count) and the
+    # reply played as written (only an exact command is matched); max_listed_actions and
+    # match_cutoff are then unused.
+    authors: bool = False
     # Characters of a state's place, inventory and last observation shown when choosing.
     entry_chars: int = 400
     # The authors' TextWorld sampling.
@@ -262,13 +268,15 @@ class IgeMethod(Method):
     def _explore(self, observation: Observation) -> str:
         assert self.trace is not None
         valid = self._valid_actions()
-        listed = valid if len(valid) <= self.config.max_listed_actions else None
+        authors = self.config.authors
+        listed = valid if not authors and len(valid) <= self.config.max_listed_actions else None
         tried = self.archive.tried_at(self.key) if self.key is not None else []
         lost = self.archive.lost.get(self.key, []) if self.key is not None else []
         history = prompts.history(self.trace.first, self.trace.steps, self.config.history)
-        reply = self._chat(EXPLORE, prompts.explore(history, tried, lost, listed, len(valid)))
+        reply = self._chat(EXPLORE, prompts.explore(history, tried, lost, listed,
+                                                    None if authors else len(valid)))
         action, how = match_action(parse_action(reply), valid, self.ctx.benchmark.guarded_actions,
-                                   self.task.noop_action, self.config.match_cutoff)
+                                   self.task.noop_action, 1.0 if authors else self.config.match_cutoff)
         if how == "unmatched":
             self.counts["unmatched_actions"] += 1
         elif how == "close":
@@ -294,6 +302,7 @@ class IgeMethod(Method):
             "ige_archive_size": len(archive), "ige_archive_largest": archive.largest,
             "ige_removed": archive.removed, "ige_llm_calls": dict(self.llm_calls),
             "ige_steps_per_iteration": self.steps_per_iteration,
+            "ige_prompt": "authors" if self.config.authors else "listed",
         }
         extra.update({f"ige_{k}": v for k, v in self.counts.items()})
         best = archive.best_score()

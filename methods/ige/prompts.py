@@ -107,15 +107,16 @@ def select(task: str, facts: Optional[str], blocks: Sequence[str], scored: bool)
 
 
 def explore(history: Sequence[PromptPart], tried: Sequence[str], lost: Sequence[str],
-            listed: Optional[Sequence[str]], possible: int) -> Prompt:
+            listed: Optional[Sequence[str]], possible: Optional[int]) -> Prompt:
     """The Explore prompt; its path's earlier steps are history the context window may
-    drop (lifebench.api.prompt)."""
+    drop (lifebench.api.prompt). `possible` None: nothing is said of the admissible
+    commands (the authors' prompt)."""
     parts = [f"Already tried from the current state: {_listing(tried)}"]
     if lost:
         parts.append(f"These lost the game from the current state before: {_listing(lost)}")
     if listed is not None:
         parts.append("Actions possible now:\n" + "\n".join(listed))
-    else:
+    elif possible is not None:
         parts.append(f"{possible} actions are possible now (too many to list): write one in "
                      f"the syntax the manual gives.")
     parts.append(EXPLORE_RULES)

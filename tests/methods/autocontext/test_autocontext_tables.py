@@ -152,6 +152,8 @@ def test_the_tables_spec_holds_every_benchmarks_settings_and_the_makefile_none()
     assert {name for name in parts if "ablations" in name} == {
         f"{b}-ablations-{a}" for b in ("textworld", "alfworld") for a in ("forest", "planner", "extractor")}
     assert parts["alfworld-ablations-planner"].context_configs("autocontext")[0].planner == "random"
+    assert parts["textworld"].method_configs("ige")[0].authors  # the baseline rows: the authors' IGE
+    assert not parts["textworld-ige-listed"].method_configs("ige")[0].authors
     for name in ("textworld-minimal", "crafter-minimal"):  # Table 5: the action list alone
         minimal = parts[name]
         assert minimal.benchmark_config(minimal.benchmarks[0]).manual == "minimal"

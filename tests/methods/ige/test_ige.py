@@ -249,3 +249,18 @@ def test_an_instance_context_reaches_both_prompts(cli, llm_server, tmp_path):
         assert "CONTEXT-MARKER ROOM-FACTS" in system
         # after the manual, before IGE's own strategy
         assert system.index("CONTEXT-MARKER") < system.index("Go-Explore")
+
+
+def test_the_authors_explore_step_shows_no_commands_and_plays_the_reply_as_written(
+        cli, llm_server, tmp_path):
+    srv = llm_server(script=script(["Choose > 1\nRemove > []"],
+                                   ["> walk north please", "> go north"]))
+    out = tmp_path / "authors"
+    result = ige(cli, srv, out, "--benchmark", "textworld", "--split", "ige-cooking", "--limit", "1",
+                 "--max-steps", "2", "--method-arg", "authors=true")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["extra"]["ige_prompt"] == "authors" and record["extra"]["ige_close_matches"] == 0
+    explore = prompts_of(srv, EXPLORE)
+    assert explore and not any("Actions possible now" in p or "actions are possible now" in p for p in explore)
+    assert [step.get("action") for step in trajectory(out)[1:]] == ["walk north please", "go north"]
