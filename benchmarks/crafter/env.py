@@ -34,11 +34,24 @@ from lifebench.api import Observation, Step
 from lifebench.api.cooperative import StreamLocal
 
 from lifebench.benchmarks.crafter import determinism
-from lifebench.benchmarks.crafter.text import NOOP, invalid_action_note, observe, parse_action
+from lifebench.benchmarks.crafter.text import (NOOP, invalid_action_note, observe, parse_action,
+                                               parse_move_to)
 
 determinism.enable()
 
 _WORLDS_KEPT = 32
+# `step` without a budget: a `move to` walks at most this far (the map is 64 x 64)
+MOVE_TO_LIMIT = 128
+# crafter's action indices of the moves, by direction (dx, dy)
+_MOVE = {(-1, 0): 1, (1, 0): 2, (0, -1): 3, (0, 1): 4}
+
+
+def _moves_toward(at: tuple[int, int], target: tuple[int, int]) -> list[int]:
+    """The moves that bring `at` nearer `target`: the axis with more distance first."""
+    dx, dy = target[0] - at[0], target[1] - at[1]
+    axes = sorted(((abs(dx), (1 if dx > 0 else -1, 0)), (abs(dy), (0, 1 if dy > 0 else -1))),
+                  key=lambda a: -a[0])
+    return [_MOVE[step] for distance, step in axes if distance]
 _fresh_worlds: "OrderedDict[int, tuple[Any, Any]]" = OrderedDict()
 _worlds_lock = threading.Lock()
 _local = StreamLocal()  # streams played at once in a worker each have their engines
@@ -143,20 +156,60 @@ class CrafterEnv:
         return self._observation()
 
     def step(self, action: str) -> Step:
+        return self.step_within(action, MOVE_TO_LIMIT)
+
+    def step_within(self, action: str, actions_left: int) -> Step:
+        """One action; `move to [x, y]` plays up to `actions_left` moves toward [x, y]
+        (each a game step, counted in `Step.actions`): along the axis with more distance
+        left, the other when that is blocked; it stops on arrival, where both are blocked,
+        or when the episode ends."""
         env = self._require()
-        index = parse_action(action)
-        note = ""
-        if index is None:
-            self.invalid_actions += 1
-            index = NOOP
-            note = invalid_action_note(action)
+        target = parse_move_to(action)
+        if target is None or not all(0 <= c < n for c, n in zip(target, env._world.area)):
+            index = parse_action(action) if target is None else None
+            note = ""
+            if index is None:
+                self.invalid_actions += 1
+                index = NOOP
+                note = invalid_action_note(action)
+            reward, done = self._play(env, index)
+            return self._stepped(note, reward, done, 1)
+        moves, reward, done, how = 0, 0.0, False, "arrived"
+        while tuple(int(c) for c in env._player.pos) != target:
+            if moves >= max(1, actions_left):
+                how = "stopped: no steps left"
+                break
+            before = tuple(int(c) for c in env._player.pos)
+            for index in _moves_toward(before, target):
+                if moves >= max(1, actions_left):
+                    break
+                got, done = self._play(env, index)
+                moves, reward = moves + 1, reward + got
+                if done or tuple(int(c) for c in env._player.pos) != before:
+                    break
+            if done:
+                how = "stopped: the episode ended"
+                break
+            if tuple(int(c) for c in env._player.pos) == before:
+                how = f"stopped at [{before[0]}, {before[1]}]: the way is blocked"
+                break
+        if moves == 0:  # already there: the turn passes
+            got, done = self._play(env, NOOP)
+            moves, reward = 1, reward + got
+        note = f"Move to [{target[0]}, {target[1]}]: {moves} move(s), {how}."
+        return self._stepped(note, reward, done, moves)
+
+    def _play(self, env: Any, index: int) -> tuple[float, bool]:
         _, reward, done, _ = env.step(index)
         self._keep(env)
         self.reward += reward
         self.dead = env._player.health <= 0
-        return Step(self._observation(note), reward=float(reward), done=bool(done),
+        return float(reward), bool(done)
+
+    def _stepped(self, note: str, reward: float, done: bool, actions: int) -> Step:
+        return Step(self._observation(note), reward=reward, done=done,
                     score=float(self.unlocked), success=not self.dead,
-                    info={"dead": True} if self.dead else {})
+                    info={"dead": True} if self.dead else {}, actions=actions)
 
     def valid_actions(self) -> list[str]:
         from lifebench.benchmarks.crafter.text import ACTION_NAMES

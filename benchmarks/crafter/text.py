@@ -52,6 +52,18 @@ CELL_WIDTH = 9
 _DIRECTIONS = {(0, -1): "north", (0, 1): "south", (-1, 0): "west", (1, 0): "east"}
 
 
+_MOVE_TO = re.compile(r"move\s*to\s*\[?\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\]?")
+# the macro as agents are given it (AutoContext's `Move To [x, y]`, Appendix B.2)
+MOVE_TO = ("move to [x, y]", "walk toward position [x, y], each move a step; stops where "
+           "the way is blocked")
+
+
+def parse_move_to(text: str) -> Optional[tuple[int, int]]:
+    """The target of a `move to [x, y]` action, or None when the text is not one."""
+    found = _MOVE_TO.fullmatch(re.sub(r"[\s_\-]+", " ", text.strip().lower()).strip(" .!\"'`"))
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def parse_action(text: str) -> Optional[int]:
     """Crafter's action index for a readable or Crafter name (any case, spaces, `_` or
     `-`), or None when the text names no action."""
@@ -157,11 +169,12 @@ def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
 def minimal_manual() -> str:
     """The action list alone: no rules of the game, no hint of what an action needs."""
     return "Each turn, write one of these actions:\n" + "\n".join(
-        f"  {readable}" for _, readable, _ in ACTIONS) + "\n"
+        f"  {readable}" for readable in (*ACTION_NAMES, MOVE_TO[0])) + "\n"
 
 
 def manual(length: int) -> str:
-    actions = "\n".join(f"  {readable:19s} {meaning}" for _, readable, meaning in ACTIONS)
+    actions = "\n".join(f"  {readable:19s} {meaning}"
+                        for _, readable, meaning in (*ACTIONS, ("", *MOVE_TO)))
     return f"""\
 You play Crafter, a 2D survival game on a 64x64 grid seen from above. Each position is
 [x, y]: x grows eastward, y southward ([0, 0] is the north-west corner); distances are

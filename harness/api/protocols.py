@@ -93,8 +93,11 @@ class Env(Protocol):
     `snapshot() -> object` and `restore(snapshot)` (otherwise the harness falls back to
     reset-and-replay), `sample_action(rng) -> str` (a uniform draw from `valid_actions()`
     without building the list), `query(name) -> str` (free information: "look",
-    "inventory"), `render()` (an image) and `episode_extra() -> dict` (fields for the
-    record's `extra`).
+    "inventory"), `render()` (an image), `episode_extra() -> dict` (fields for the
+    record's `extra`) and `step_within(action, actions_left) -> Step` (for an env with
+    macro actions: a step that plays at most `actions_left` of the game's moves and says
+    how many in `Step.actions`; the harness then calls it instead of `step` and counts
+    those moves against the budget).
     """
 
     def reset(self) -> Observation: ...

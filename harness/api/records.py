@@ -97,6 +97,9 @@ class Step:
     score: float = 0.0
     success: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    # The budget steps this step used: more than 1 for a macro action that plays several
+    # of the game's moves (Crafter's `move to [x, y]`); see `Env.step_within`.
+    actions: int = 1
 
 
 CONTEXT_HEADING = "Facts about this environment instance, found by exploring it before the task:"

@@ -20,7 +20,7 @@ from lifebench.api.protocols import Benchmark, EpisodeTools, Method
 from lifebench.api.records import EpisodeOutcome, Instance, Observation, Status, TaskInfo, \
     TrajectoryStep
 from lifebench.api.context import ExplorationBudgetExhausted
-from lifebench.runner.exploration import CountedExplorationEnv, ExplorationSnapshot
+from lifebench.runner.exploration import CountedExplorationEnv, ExplorationSnapshot, step_counted
 
 
 class Failure(Exception):
@@ -175,8 +175,8 @@ def play_episode(benchmark: Benchmark, instance: Instance, method: Method, task:
         that returns to states, the branch)."""
         if episode.steps >= task.budget_steps:
             raise _BudgetEnd()
-        step = env.step(action)
-        episode.steps += 1
+        step, used = step_counted(env, action, task.budget_steps - episode.steps)
+        episode.steps += used
         played.append(action)
         episode.observation = step.observation
         if not math.isfinite(float(step.score)):

@@ -29,6 +29,20 @@ class ExplorationSnapshot:
     native: Any = None  # the env's own snapshot, when it has one
 
 
+def step_counted(env: Any, action: str, actions_left: int) -> tuple[Step, int]:
+    """One step of `env` and the budget steps it used: 1, or for an env with macro actions
+    (`step_within`) the game's moves it played, at most `actions_left`."""
+    within = getattr(env, "step_within", None)
+    if within is None:
+        return env.step(action), 1
+    step = within(action, actions_left)
+    used = step.actions
+    if not isinstance(used, int) or isinstance(used, bool) or not 1 <= used <= actions_left:
+        raise EnvError(f"the environment said a step used {used!r} actions; expected 1 to "
+                       f"{actions_left}")
+    return step, used
+
+
 class CountedExplorationEnv:
     """An instance's env as an explorer plays it: counted steps, snapshots, and, with
     `task_statement` (the benchmark's hook), observations without the sentence that states
@@ -61,8 +75,8 @@ class CountedExplorationEnv:
             raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise ExplorationTimeout(f"exploration passed its deadline after {self.steps} steps")
-        self.steps += 1
-        step = self._env_call(self.env.step, action)
+        step, used = self._env_call(step_counted, self.env, action, self.budget - self.steps)
+        self.steps += used
         self.actions.append(action)
         if self.hidden is not None:
             step = dataclasses.replace(step, observation=self._blind(step.observation))

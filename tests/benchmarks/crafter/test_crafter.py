@@ -283,3 +283,28 @@ def test_minimal_prompting_is_the_action_list_alone_and_keys_its_own_streams():
         short_hash({"name": "crafter", "config": {"length": 2000}})
     assert benchmark_config_hash("crafter", CrafterConfig(length=2000, manual="minimal")) not in \
         ("", benchmark_config_hash("crafter", CrafterConfig(length=2000)))
+
+
+def test_move_to_walks_toward_a_position_and_counts_each_move(cli, llm_server, tmp_path):
+    from lifebench import registry
+
+    env = registry.get_benchmark("crafter").make_env(registry.get_benchmark("crafter").instance(
+        "seeds-100", "world-0"), 0)
+    env.reset()  # the player starts at [32, 32] of world 0; [35, 32] is stone
+    step = env.step_within("Move To [36, 32]", 10)
+    assert step.actions == 3 and step.observation.text.startswith(
+        "Move to [36, 32]: 3 move(s), stopped at [34, 32]: the way is blocked.")
+    step = env.step_within("move to [20, 40]", 3)  # no more moves than the budget has left
+    assert step.actions == 3 and "stopped: no steps left" in step.observation.text
+    assert env.step_within("move to [99, 3]", 5).actions == 1  # off the map: a noop, said so
+    assert env.invalid_actions == 1
+    # in a run, the moves are the episode's steps: 2 actions use the 8-step budget
+    srv = llm_server(script=["Thought: walk.\nAction: move to [20, 40]"])
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--method", "react", "--benchmark", "crafter", "--split",
+                 "seeds-100", "--limit", "1", "--max-steps", "8", "--model", "m", "--base-url",
+                 srv.url, "--cache", "off", "--workers", "0", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["steps"] == 8 and record["status"] == "budget_exhausted"
+    assert record["llm_calls"] < 8 and record["extra"]["length"] == 8
