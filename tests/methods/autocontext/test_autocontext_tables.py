@@ -46,13 +46,15 @@ def test_success_under_budgets_is_the_mean_and_std_over_seeds_in_the_papers_colu
         # + AutoContext: both seeds solve both within 50
         *[record("react", i, success=True, steps=30, seed=s, context={})
           for i in "ab" for s in (0, 1)]]
-    [table] = success_under_budgets(records)
+    table, published = success_under_budgets(records)
     assert table.headers[:5] == ("method", "50", "100", "400", "1600")
     assert table.headers[5].endswith(" (run's budget)")
     assert table.rows == (("react", "25.0 +- 25.0", "25.0 +- 25.0", "75.0 +- 25.0",
                            "75.0 +- 25.0", "75.0 +- 25.0"),
                           ("react + AutoContext", "100.0 +- 0.0", "100.0 +- 0.0", "100.0 +- 0.0",
                            "100.0 +- 0.0", "100.0 +- 0.0"))
+    assert published.title.startswith("AutoContext's Table 1 as published (DeepSeek-V3-0324")
+    assert published.rows[1] == ("ReAct + AutoContext", "78 ± 6", "95 ± 2", "95 ± 2", "95 ± 2", "95 ± 2")
     alf = [record("react", "x", success=True, steps=7, benchmark="alfworld", split="valid_unseen")]
     assert success_under_budgets(alf)[0].headers[:5] == ("method", "5", "10", "40", "160")
 
@@ -60,15 +62,15 @@ def test_success_under_budgets_is_the_mean_and_std_over_seeds_in_the_papers_colu
 def test_a_success_after_failed_trials_costs_their_steps_too():
     records = [record("reflexion", "a", success=False, steps=80, trial=0),
                record("reflexion", "a", success=True, steps=30, trial=1)]
-    [table] = success_under_budgets(records)
+    table, _ = success_under_budgets(records)
     assert table.rows == (("reflexion", "0.0", "0.0", "100.0", "100.0", "100.0"),)  # 110 steps
-    [steps] = successful_steps(records + [record("reflexion", "a", success=True, steps=20,
+    steps, _ = successful_steps(records + [record("reflexion", "a", success=True, steps=20,
                                                  context={})])
     assert steps.headers == ("method", "textworld: baseline", "textworld: AutoContext")
     assert steps.rows == (("reflexion", "110.0", "20.0"),)
     ige = [record("ige", "a", success=True, steps=12, extra={"replayed_steps": 30}),
            record("ige", "b", success=True, steps=8, extra={"replayed_steps": 10})]
-    [steps] = successful_steps(ige + [record("ige", "a", success=True, steps=5, context={})])
+    steps, _ = successful_steps(ige + [record("ige", "a", success=True, steps=5, context={})])
     assert steps.rows == (("ige", "10.0 (+20.0 replayed)", "5.0"),)
 
 
@@ -82,7 +84,8 @@ def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not
                       context={**shared, "planner": "random", "tag": "2"}),
                record("react", "a", success=False, steps=9,
                       context={**shared, "extractor": "naive", "tag": "3"})]
-    [table] = ablations(records)
+    table, published_ablations = ablations(records)
+    assert published_ablations.rows[1] == ("w/o TODO forest", "51 ± 5", "94.7 ± 3.1")
     assert table.rows == (("react + AutoContext", "100.0"),
                           ("react + AutoContext w/o Extractor", "0.0"),
                           ("react + AutoContext w/o Planner", "100.0"),
@@ -184,6 +187,6 @@ def test_table5_reads_the_minimal_prompting_runs_by_section_and_keeps_them_apart
     assert rows["ReAct"] == ("{:.1f}".format(101 ** 0.5 - 1), "0.0", "15.6", "22.7")  # a: 100%, b: 0%
     assert rows["ReAct + Observations"][1] == "100.0" and rows["ReAct + Action Rules"][1] == "0.0"
     assert rows["ReAct + AutoContext"] == ("-", "100.0", "23.7", "84.0")
-    [steps] = successful_steps(textworld + full)  # one section or minimal prompting: rows of their own
+    steps, _ = successful_steps(textworld + full)  # one section or minimal prompting: rows of their own
     assert {row[0] for row in steps.rows} == {"react", "react (minimal manual)"}
     assert set(steps.headers) >= {"textworld: AutoContext [observations only]", "textworld: AutoContext"}
