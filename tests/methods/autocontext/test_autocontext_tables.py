@@ -105,7 +105,8 @@ def test_crafter_score_per_method_without_and_with_the_context():
     # sqrt(51 * 1) - 1; with the context both always (100%, 100%) -> 100
     records = [crafter({"a": 1, "b": 0}), crafter({"a": 0, "b": 0}),
                crafter({"a": 1, "b": 2}, {}), crafter({"a": 3, "b": 1}, {})]
-    [table] = crafter_scores(records)
+    table, published = crafter_scores(records)
+    assert published.rows[0] == ("Collect Coal", "22.5", "45.0", "37.5", "52.5") and len(published.rows) == 22
     assert table.headers == ("method", "baseline", "AutoContext")
     assert table.rows == (("react", f"{51 ** 0.5 - 1:.1f}", "100.0"),)
     budget = records[0].budget_steps
