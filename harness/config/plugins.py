@@ -57,16 +57,19 @@ def method_config_hash(method: str, config: Any, llm_settings: Optional[dict[str
     return short_hash(identity)
 
 
+def benchmark_config_changes(benchmark: str, config: Any) -> dict[str, Any]:
+    """The fields of a benchmark config away from their defaults (what records keep as
+    `benchmark_config`): a field added later, at its default, changes nothing recorded."""
+    defaults = dataclasses.asdict(config_class("benchmark", benchmark)())
+    return {k: v for k, v in dataclasses.asdict(config).items() if defaults.get(k) != v}
+
+
 def benchmark_config_hash(benchmark: str, config: Any) -> str:
     """Empty for a benchmark's default config, so records of default runs need no hash;
     otherwise the hash of the fields that differ from the defaults, so that a field added
     later (at its default) leaves the hashes of earlier records as they were."""
-    default = config_class("benchmark", benchmark)()
-    if config == default:
-        return ""
-    defaults = dataclasses.asdict(default)
-    changed = {k: v for k, v in dataclasses.asdict(config).items() if defaults.get(k) != v}
-    return short_hash({"name": benchmark, "config": changed})
+    changed = benchmark_config_changes(benchmark, config)
+    return short_hash({"name": benchmark, "config": changed}) if changed else ""
 
 
 def parse_plugin_flags(kind: str, items: tuple[str, ...], names: tuple[str, ...],

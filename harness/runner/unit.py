@@ -19,6 +19,7 @@ from lifebench.api.errors import UserError
 from lifebench.api.protocols import Method, StreamContext
 from lifebench.api.records import (CallTokens, EpisodeOutcome, EpisodeRecord, EpisodeTrajectory,
                                    RoleUsage, Status, TaskInfo)
+from lifebench.config.plugins import benchmark_config_changes
 from lifebench.runner.clients import make_llm_client
 from lifebench.runner.contexts import ContextUnit, GivenContext, build_context
 from lifebench.runner.episode import play_episode
@@ -79,7 +80,7 @@ def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, atte
         llm_calls_cut=sum(call.finish == "length" for call in spend.calls),
         llm_calls_trimmed=sum(call.trimmed > 0 for call in spend.calls),
         explore_steps=explore_steps,
-        benchmark_config=dataclasses.asdict(stream.benchmark_config)
+        benchmark_config=benchmark_config_changes(stream.benchmark, stream.benchmark_config)
         if stream.benchmark_config_hash else None,
     )
 
