@@ -194,13 +194,20 @@ def two_way_anova(values: list[float], first: list[str], second: list[str]) -> l
     `values` over two factors; one row per term: term ("a", "b", "a:b", "residual"), df,
     sum_sq, F, p (None where undefined)."""
     import pandas as pd
+    from numpy.linalg import LinAlgError
     from statsmodels.formula.api import ols
     from statsmodels.stats.anova import anova_lm
 
     frame = pd.DataFrame({"y": values, "a": first, "b": second})
     with warnings.catch_warnings():  # a constant outcome: F is undefined, said by NaN
         warnings.simplefilter("ignore", RuntimeWarning)
-        table = anova_lm(ols("y ~ C(a) * C(b)", data=frame).fit(), typ=2)
+        try:
+            table = anova_lm(ols("y ~ C(a) * C(b)", data=frame).fit(), typ=2)
+        except (ValueError, LinAlgError):
+            # a design the model cannot be fitted to (an empty cell of the two factors
+            # leaves the type II contrasts undefined): every term undefined, not a crash
+            return [{"term": term, "df": math.nan, "sum_sq": math.nan, "F": None, "p": None}
+                    for term in ("a", "b", "a:b", "residual")]
     # A constant outcome leaves sums of squares of rounding noise (~1e-30) whose ratios
     # are meaningless F values: no variance, no test.
     constant = max(values) - min(values) == 0 if values else True

@@ -287,7 +287,7 @@ def _table7(groups: Groups, label: str, paper: bool) -> Optional[Table]:
     for row in two_way_anova(values, teachers, memories):
         term = names[row["term"]]
         p = "-" if row["p"] is None else f"{row['p']:.3g}"
-        rows.append([term, f"{row['sum_sq']:.2f}", f"{row['df']:.0f}",
+        rows.append([term, _number(row["sum_sq"], ".2f"), _number(row["df"], ".0f"),
                      "-" if row["F"] is None else f"{row['F']:.2f}", p,
                      "*" if row["p"] is not None and row["p"] < SIGNIFICANT else "",
                      *(PAPER_TABLE7[term] if paper else ())])

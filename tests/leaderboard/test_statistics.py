@@ -259,3 +259,12 @@ def test_two_way_anova_of_a_constant_outcome_is_undefined():
     assert all(row["F"] is None and row["p"] is None and row["sum_sq"] == 0 for row in rows)
     varied = two_way_anova([1.0, 0.0] * 24, ["x", "y"] * 24, ["u"] * 24 + ["v"] * 24)
     assert varied[0]["p"] is not None and varied[0]["p"] < 1e-6
+
+
+def test_two_way_anova_of_a_design_it_cannot_fit_is_undefined_not_a_crash():
+    from lifebench.api.stats import two_way_anova
+
+    # two observations in two of the four cells: statsmodels' type II contrasts are NaN
+    rows = two_way_anova([0.0, 0.0], ["x", "y"], ["v", "u"])
+    assert [r["term"] for r in rows] == ["a", "b", "a:b", "residual"]
+    assert all(r["F"] is None and r["p"] is None for r in rows)
