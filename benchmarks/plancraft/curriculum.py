@@ -25,7 +25,11 @@ def item_ranks(seed: int = 0) -> dict[str, int]:
     import networkx as nx
     from plancraft.environment.planner import RECIPE_GRAPH
 
-    graph = nx.DiGraph(RECIPE_GRAPH)
+    # nodes and edges in sorted order: the package builds its graph from sets, whose order
+    # (so the cycle `find_cycle` meets first) would change with the process's hash seed
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(RECIPE_GRAPH.nodes))
+    graph.add_edges_from(sorted(RECIPE_GRAPH.edges))
     rng = random.Random(f"curriculum/{seed}")
     while True:
         try:

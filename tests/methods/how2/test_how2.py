@@ -5,6 +5,7 @@ the strategies; the teachers; the Table-1 grid and table."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -299,6 +300,19 @@ def test_curriculum_split_orders_ingredients_first_and_every_strategy_runs_on_it
     result = how2(cli, srv, tmp_path / "c", "--method-arg", "strategy=just-ask",
                   split="val.small.curriculum")
     assert result.returncode == 0, result.stderr
+
+
+def test_the_curriculum_order_does_not_depend_on_the_process():
+    """The recipe graph's cycles are broken in the same order whatever the hash seed of the
+    process (the package builds its graph from sets)."""
+    import subprocess
+    import sys
+
+    code = ("from lifebench.benchmarks.plancraft.curriculum import item_ranks; "
+            "print(sorted(item_ranks(1).items()))")
+    ranks = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2, 3)}
+    assert len(ranks) == 1
 
 
 def test_table1_runs_in_curriculum_order_with_a_minus_curriculum_row(cli, llm_server, tmp_path):
