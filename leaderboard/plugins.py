@@ -93,16 +93,29 @@ def metric_applies(metric: Metric, benchmark: str, method: str) -> bool:
     return metric in _benchmark_class(benchmark).metrics or metric in _method_class(method).metrics
 
 
+def _peers_around(results: Sequence[EpisodeRecord], name: str,
+                  own: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records of the method's `table_peers` on the benchmark splits its own ran on."""
+    peers = set(_method_class(name).table_peers) - {name}
+    if not peers:
+        return []
+    splits = {(r.benchmark, r.split) for r in own}
+    return [r for r in results if r.method in peers and (r.benchmark, r.split) in splits]
+
+
 def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
-    """Every table the benchmarks and methods of `results` make of their own records, then
+    """Every table the benchmarks and methods of `results` make of their own records (a
+    method's with its `table_peers`' records on the same benchmark splits after them), then
     the context providers' tables, each of the records of every benchmark split it ran on
     (with and without it: its tables compare the two)."""
     tables: list[Table] = []
     for lookup, field in ((_benchmark_class, "benchmark"), (_method_class, "method")):
         for name in sorted({getattr(r, field) for r in results}):
-            own = [r for r in results if getattr(r, field) == name]
+            given = [r for r in results if getattr(r, field) == name]
+            if field == "method":
+                given += _peers_around(results, name, given)
             for make in lookup(name).tables:
-                tables.extend(make(own))
+                tables.extend(make(given))
     for name in sorted({r.context for r in results if r.context}):
         splits = {(r.benchmark, r.split) for r in results if r.context == name}
         around = [r for r in results if (r.benchmark, r.split) in splits]

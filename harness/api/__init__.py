@@ -33,6 +33,7 @@ from lifebench.api.reporting import (PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metri
                                      TableMaker, aggregate_trials)
 from lifebench.api.teaching import (TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
                                     remaining_sequence)
+from lifebench.api.training import TRAINING_CURVES, TrainingCurves
 
 __all__ = [
     # contracts
@@ -64,5 +65,5 @@ __all__ = [
     "ScriptedReply", "ScriptedRequest", "generic_reply",
     # reporting
     "PER_TASK_METRICS", "TRIAL_AGGREGATIONS", "Metric", "Table", "TableMaker",
-    "aggregate_trials",
+    "aggregate_trials", "TRAINING_CURVES", "TrainingCurves",
 ]

@@ -406,6 +406,10 @@ class Method(abc.ABC):
     # benchmarks it runs on, and tables of its own from its result records.
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tables: ClassVar[tuple[TableMaker, ...]] = ()
+    # Other methods (by name) whose result records, on the benchmark splits this method's
+    # records ran on, its `tables` get too, after its own: for tables that set it beside
+    # its paper's baselines. Empty: its tables see its own records only.
+    table_peers: ClassVar[tuple[str, ...]] = ()
     # Where the method puts an instance context (`--context`, given in `TaskInfo.context`),
     # in one line; None: it cannot use one, and runs asking it to are refused.
     context_use: ClassVar[Optional[str]] = None
@@ -416,7 +420,8 @@ class Method(abc.ABC):
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
-        "metrics": _metrics, "tables": _tables, "context_use": _is(str, type(None)),
+        "metrics": _metrics, "tables": _tables, "table_peers": _names,
+        "context_use": _is(str, type(None)),
         "version": _version,
     }
 

@@ -7,6 +7,9 @@ and never tests a plugin's name:
   (e.g. Plancraft's impossible F1);
 - `tables`: functions from the result records of the plugin's benchmark (or method) to
   `Table`s (e.g. Crafter's per-achievement table, How²'s Table 1);
+- on a method also `table_peers`: names of other methods whose result records, on the
+  benchmark splits the method's own ran on, its `tables` get after its own (a paper's
+  table of the method beside its baselines);
 - on a benchmark also `trial_aggregation` (how an instance's trials count, one of
   `TRIAL_AGGREGATIONS`), `per_task_metric` ("success" or "score"), `task_family_key` and
   `budget_curves` (see `Benchmark`).
@@ -52,7 +55,8 @@ class Table:
                    tuple(notes))
 
 
-# A plugin's table maker: the result records of its benchmark (or method) -> tables.
+# A plugin's table maker: the result records of its benchmark (or method), and a method's
+# `table_peers`' on the same splits -> tables.
 TableMaker = Callable[[Sequence["EpisodeRecord"]], Sequence[Table]]
 
 

@@ -1,7 +1,8 @@
 """The figures' numbers, for the page to draw: success within k steps (the leaderboard's
 success-vs-budget figure), learning curves (rolling success over the stream), per-task
-heatmaps, and success against tokens and cost per episode with each group's Pareto front.
-The first three are computed by the functions the PNG figures use."""
+heatmaps, success against tokens and cost per episode with each group's Pareto front, and
+the training curves of the streams of methods that train before testing. All but the
+Pareto fronts are computed by the functions the PNG figures use."""
 
 from __future__ import annotations
 
@@ -14,12 +15,23 @@ from lifebench.leaderboard.grouping import Arm, arm_labels, by_title, grouped
 from lifebench.leaderboard.plots import rolling_success
 from lifebench.leaderboard.plugins import has_budget_curves, per_task_metric
 from lifebench.leaderboard.tables import MAX_FAMILIES, family_matrix, success_under_budgets
+from lifebench.leaderboard.training import Skipped, say_skipped, stream_curves
 
 MAX_POINTS = 200  # per curve: the figures' resolution
 
 
 def _finite(values: list[float]) -> list[Optional[float]]:
     return [v if math.isfinite(v) else None for v in values]
+
+
+def _thinned(xs: list, ys: list) -> tuple[list, list]:
+    """At most about MAX_POINTS * 5 points of a long curve, its last one kept (where it
+    ended)."""
+    step = max(1, len(xs) // (MAX_POINTS * 5))
+    keep = list(range(0, len(xs), step))
+    if keep and keep[-1] != len(xs) - 1:
+        keep.append(len(xs) - 1)
+    return [xs[i] for i in keep], [ys[i] for i in keep]
 
 
 def budget_curves(arms: dict[Arm, list[EpisodeRecord]], labels: dict[Arm, str]) -> Optional[dict]:
@@ -38,9 +50,8 @@ def learning_curves(raw: dict[Arm, list[EpisodeRecord]], labels: dict[Arm, str])
     window = max(1, min(50, length // 10))
     series = []
     for arm in sorted(raw, key=lambda a: labels.get(a, a.method)):
-        xs, ys = rolling_success(raw[arm], window)
-        step = max(1, len(xs) // (MAX_POINTS * 5))
-        series.append({"label": labels.get(arm) or arm.label(False), "x": xs[::step], "y": ys[::step]})
+        xs, ys = _thinned(*rolling_success(raw[arm], window))
+        series.append({"label": labels.get(arm) or arm.label(False), "x": xs, "y": ys})
     return {"xlabel": "episode index in the stream",
             "ylabel": f"success (rolling mean of {window})", "series": series}
 
@@ -79,21 +90,43 @@ def cost_points(arms: dict[Arm, list[EpisodeRecord]], labels: dict[Arm, str]) ->
     return {"points": points}
 
 
+def training_curves(title: str, raw: dict[Arm, list[EpisodeRecord]], labels: dict[Arm, str]
+                    ) -> tuple[list[dict], list[Skipped]]:
+    """Per stream with valid `extra.training_curves`: its arm, seed, the curves' title, x
+    label and note, and each series over the iterations."""
+    streams, skipped = stream_curves(title, raw, labels)
+    out = []
+    for s in streams:
+        series = []
+        for name, values in s.curves.series:
+            xs, ys = _thinned(s.curves.iterations, list(values))
+            series.append({"label": name, "x": xs, "y": ys})
+        out.append({"label": s.label, "seed": s.seed, "title": s.curves.title,
+                    "xlabel": s.curves.x_label, "note": s.curves.note, "series": series})
+    return out, skipped
+
+
 def figures(records: list[EpisodeRecord], trials: Optional[str] = None) -> list[dict[str, Any]]:
     """One entry per group (benchmark split and budget) with the series of its figures."""
     out = []
+    skipped: list[Skipped] = []
     every_trial = grouped(records, "all")
     for group, arms in by_title(grouped(records, trials)):
         if not any(arms.values()):
             continue
         labels = arm_labels(arms)
         raw = every_trial[group]
+        every_label = {**arm_labels(raw), **labels}
         entry: dict[str, Any] = {"title": group.title, "benchmark": group.benchmark,
                                  "split": group.split, "budget": group.budget,
-                                 "learning": learning_curves(raw, {**arm_labels(raw), **labels}),
+                                 "learning": learning_curves(raw, every_label),
                                  "cost": cost_points(arms, labels)}
         if has_budget_curves(group.benchmark):
             entry["budget_curves"] = budget_curves(arms, labels)
         entry["heatmap"] = heatmap(arms, per_task_metric(group.benchmark))
+        entry["training"], bad = training_curves(group.title, raw, every_label)
+        entry["training_skipped"] = [str(b) for b in bad]  # the page says them too
+        skipped += bad
         out.append(entry)
+    say_skipped(skipped)
     return out

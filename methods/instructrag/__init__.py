@@ -16,23 +16,33 @@ Stages (Algorithms 2-4), all in `prepare` before the first scored episode:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeTools, EvaluationProtocol, Instance, MethodNeeds, Observation,
-                           StreamContext, TaskInfo, UserError, episode_rng)
+                           StreamContext, TaskInfo, TRAINING_CURVES, TrainingCurves, UserError,
+                           episode_rng)
 from lifebench.methods.instructrag import matcher, policy, scripted
+from lifebench.api.training import MAX_POINTS
+from lifebench.methods.instructrag.encoders import ENCODERS, make_encoder
 from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam, params_from_json, params_to_json
 from lifebench.methods.instructrag.prompts import path_block
-from lifebench.methods.instructrag.reporting import instructrag_tables, recorded_args
+from lifebench.methods.instructrag.reporting import TABLE_PEERS, instructrag_tables, recorded_args
 from lifebench.methods.instructrag.training import (Agents, Counters, Hyper, Learner, Question,
-                                                    Switches)
-from lifebench.methods.react import ReactConfig, ReactMethod
+                                                    Switches, TrainingLog)
+from lifebench.methods.react import ReactConfig, ReactMethod, react_rollout
 from lifebench.methods.rollouts import Rollout, oracle_rollout, play
 
 SUPPORT_PATHS = ("oracle", "agent")
+# The learning curves' names as the records and the site show them (TrainingLog.curve).
+CURVE_NAMES = {"reward": "query reward", "ws_loss": "warm-start loss L_WS",
+               "pt_loss": "pre-training loss L_PT", "pg_loss": "policy-gradient loss L_PG",
+               "ft_loss": "fine-tuning loss L_FT", "rl_step": "RL-Agent update norm",
+               "ml_step": "ML-Agent update norm", "rl_distance": "RL-Agent distance from start",
+               "ml_distance": "ML-Agent distance from start"}
 # The roles under which each stage's LLM calls are counted (records' usage by role).
 TRAIN_ROLE, FEW_SHOT_ROLE, SUPPORT_ROLE = "train", "few_shot", "support"
 
@@ -52,7 +62,7 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
     support_limit: int = 0         # at most this many training instances (0: all)
     few_shot_limit: int = 0        # at most this many few-shot instances per test task (0: all;
                                    # Figure 2's sample ratio)
-    iterations: int = 10           # meta-training iterations
+    iterations: int = 200          # meta-training's cap; a reward plateau stops it sooner (Hyper)
     tasks_per_batch: int = 3
     train_steps: int = 0           # step budget of a training episode (0: the benchmark's)
 
@@ -67,6 +77,12 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
                              f"got {self.support_paths!r}")
         if not 0.0 < self.train_query_fraction < 1.0:
             raise ValueError("train_query_fraction must be within (0, 1)")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, got {self.encoder!r}")
+        if self.plateau_window < 0 or self.plateau_tolerance < 0:
+            raise ValueError("plateau_window and plateau_tolerance must be >= 0")
+        if self.iterations > MAX_POINTS:  # the learning curves' limit (lifebench.api.training)
+            raise ValueError(f"iterations must be at most {MAX_POINTS}, got {self.iterations}")
         if min(self.iterations, self.support_limit, self.few_shot_limit, self.train_steps,
                self.pool_extra) < 0 \
                 or min(self.tasks_per_batch, self.questions_per_task) < 1 or self.inner_steps < 0:
@@ -78,17 +94,21 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
 # few support instances, and one few-shot instance per test task.
 SMOKE_ARGS = {"iterations": 1, "tasks_per_batch": 1, "questions_per_task": 1,
               "support_limit": 4, "few_shot_limit": 1, "train_steps": 5}
-# The full meta-training's episodes per smoke one's: 10 iterations x 3 tasks x B=2.
-SMOKE_SCALE = 60.0
+# The full meta-training's episodes per smoke one's, at most: the cap of 200 iterations x 3
+# tasks x B=2 (a plateau stops it sooner, so `--plan` prices the worst case).
+SMOKE_SCALE = 1200.0
 
 
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
-    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "3"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = InstructRagConfig
-    stateless = False  # its instruction memory grows over the stream
+    # Testing changes nothing: the graph and the agents are what `prepare` made (a prepared
+    # artifact), so a stream may be sharded and no memory is saved after each episode.
+    stateless = True
     needs = MethodNeeds(llm=True, support=True, oracle=False)
     tables = (instructrag_tables,)
+    table_peers = TABLE_PEERS  # ReAct's and RAP's records beside its own: Tables 1 and 2
     # the scripted model's replies, for every stage's role (scripted.py)
     scripted_reply = classmethod(lambda cls, request: scripted.scripted_reply(request))
 
@@ -102,6 +122,11 @@ class InstructRagMethod(ReactMethod):
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
+        if not config.train_benchmark and benchmark.name == "scienceworld":
+            # its support split holds the test tasks' train variations: training on it and
+            # adapting on it would be the same instances (the paper transfers, Table 2)
+            return ("instructrag on scienceworld would train and adapt on the same tasks; "
+                    "train on another benchmark: --method-arg train_benchmark=alfworld")
         if not config.train_benchmark and benchmark.support_split is None:
             return (f"instructrag trains on a support split and {benchmark.name} has none; "
                     f"train on another benchmark with --method-arg train_benchmark=alfworld")
@@ -121,7 +146,9 @@ class InstructRagMethod(ReactMethod):
         # test): streams of one support split share one prepared artifact (runner).
         self.rng = episode_rng(ctx.seed, "instructrag", ctx.benchmark.name,
                                ctx.benchmark.few_shot_support(ctx.split) or "")
+        self.encoder = make_encoder(self.config.encoder, self.embedder)
         self.learner: Optional[Learner] = None
+        self.training = TrainingLog()
         self.adapted: dict[str, tuple[Any, Any]] = {}
         self.stages: dict[str, Any] = {}
         self.reported_stages = False
@@ -141,22 +168,24 @@ class InstructRagMethod(ReactMethod):
             instances = instances[: config.support_limit]
         started = time.perf_counter()
         graph = InstructionGraph(self.embedder.embed, config.delta)
-        agents = Agents(policy.init_policy(self.rng), matcher.init_matcher(self.rng, self.embedder.dim),
+        agents = Agents(policy.init_policy(self.rng), matcher.init_matcher(self.rng, self.encoder),
                         Adam(config.beta), Adam(config.beta))
-        self.learner = Learner(graph, agents, config, config, self.rng)
+        self.learner = Learner(graph, agents, config, config, self.rng, self.encoder)
         seen_support, seen_query = self._partition(train_bench, instances)
-        support_questions = self._insert_paths(train_bench, seen_support)
+        support_questions = self._insert_paths(train_bench, seen_support, split)
         self.stages["construction_s"] = round(time.perf_counter() - started, 3)
         self.stages["graph_paths"] = len(graph.paths)
 
         started = time.perf_counter()
         query_questions = {task: [self._question(train_bench, i, task) for i in group]
                            for task, group in seen_query.items()}
-        rewards = self.learner.meta_train(support_questions, query_questions,
-                                          self._evaluator(TRAIN_ROLE), config.iterations,
-                                          config.tasks_per_batch)
+        self.training = self.learner.meta_train(support_questions, query_questions,
+                                                self._evaluator(TRAIN_ROLE), config.iterations,
+                                                config.tasks_per_batch)
         self.stages["training_s"] = round(time.perf_counter() - started, 3)
-        self.stages["training_rewards"] = [round(r, 4) for r in rewards]
+        self.stages["training_rewards"] = [round(r or 0.0, 4) for r in self.training.curve["reward"]]
+        self.stages["training_iterations"] = self.training.iterations
+        self.stages["training_stop"] = self.training.stop
         self.stages["training_counters"] = agents.counters.as_dict()
 
         started = time.perf_counter()
@@ -166,7 +195,7 @@ class InstructRagMethod(ReactMethod):
             groups = self._by_task(self.ctx.benchmark, self.ctx.benchmark.instances(few_shot_split))
             if config.few_shot_limit:
                 groups = {task: group[: config.few_shot_limit] for task, group in groups.items()}
-            few_shot_questions = self._insert_paths(self.ctx.benchmark, groups)
+            few_shot_questions = self._insert_paths(self.ctx.benchmark, groups, few_shot_split)
             agents.counters = Counters()
             self.adapted = self.learner.few_shot(few_shot_questions, self._evaluator(FEW_SHOT_ROLE))
             self.stages["few_shot_counters"] = agents.counters.as_dict()
@@ -202,13 +231,14 @@ class InstructRagMethod(ReactMethod):
             support[task], query[task] = group[: len(group) - n_query], group[len(group) - n_query:]
         return support, query
 
-    def _insert_paths(self, benchmark: Benchmark, groups: dict[str, list[Instance]]) -> dict[str, list[Question]]:
+    def _insert_paths(self, benchmark: Benchmark, groups: dict[str, list[Instance]],
+                      split: str) -> dict[str, list[Question]]:
         """The successful paths of `groups` into the graph; the questions they answer."""
         assert self.learner is not None
         out: dict[str, list[Question]] = {}
         for task, group in groups.items():
             for instance in group:
-                rollout = self._support_rollout(benchmark, instance, task)
+                rollout = self._support_rollout(benchmark, instance, split)
                 if rollout is None:
                     continue
                 question = Question(task, benchmark.task_text(rollout.first), instance,
@@ -217,12 +247,15 @@ class InstructRagMethod(ReactMethod):
                 out.setdefault(task, []).append(question)
         return out
 
-    def _support_rollout(self, benchmark: Benchmark, instance: Instance, task: str) -> Optional[Rollout]:
+    def _support_rollout(self, benchmark: Benchmark, instance: Instance, split: str) -> Optional[Rollout]:
         """A support instance's successful path: the oracle's (within the benchmark's
-        budget), or a plain ReAct episode's (no path in its prompt) when it succeeds."""
+        budget), or a plain ReAct episode's when it succeeds: the same episode RAP plays
+        for its memory with `support_paths=agent`, so both methods remember the same data."""
         if self.config.support_paths == "oracle":
             return oracle_rollout(benchmark, instance, benchmark.budget(instance))
-        rollout = self._play(benchmark, instance, (), SUPPORT_ROLE)
+        ctx = self.ctx if benchmark is self.ctx.benchmark else dataclasses.replace(self.ctx, benchmark=benchmark)
+        react = ReactConfig(**{f.name: getattr(self.config, f.name) for f in dataclasses.fields(ReactConfig)})
+        rollout = react_rollout(ctx, react, instance, split, SUPPORT_ROLE, self.config.train_steps or None)
         return rollout if rollout.success else None
 
     def _question(self, benchmark: Benchmark, instance: Instance, task: str) -> Question:
@@ -293,27 +326,48 @@ class InstructRagMethod(ReactMethod):
                                  "instructrag_args": recorded_args(self.config)}
         if not self.reported_stages and self.stages:
             extra["instructrag_stages"] = self.stages  # the first scored episode carries them
+            if self.training.iterations:
+                extra[TRAINING_CURVES] = self._training_curves()
             self.reported_stages = True
         return extra
+
+    def _training_curves(self) -> dict[str, Any]:
+        """The learning curves in the records' generic form (docs/records.md), which the
+        results site draws."""
+        series = {CURVE_NAMES[name]: [None if v is None else round(v, 6) for v in values]
+                  for name, values in self.training.curve.items()
+                  if any(v is not None for v in values)}
+        config, n = self.config, self.training.iterations
+        why = {"plateau": (f"the query reward plateaued (its mean over the last {config.plateau_window} "
+                           f"iterations was not {config.plateau_tolerance:g} above the "
+                           f"{config.plateau_window} before)"),
+               "cap": f"the cap (iterations={config.iterations})"}.get(self.training.stop,
+                                                                       self.training.stop)
+        return TrainingCurves.of("InstructRAG meta-training", series,
+                                 note=f"stopped after {n} iteration(s): {why}").to_dict()
 
     # -- memory
     def state(self) -> Any:
         assert self.learner is not None
         agents = self.learner.agents
+        # the optimisers' moments are left out: nothing trains after `prepare`
         return {"graph": self.learner.graph.to_json(),
                 "rl": params_to_json(agents.rl), "ml": params_to_json(agents.ml),
-                "rl_opt": agents.rl_opt.to_json(), "ml_opt": agents.ml_opt.to_json(),
                 "adapted": {task: [params_to_json(rl), params_to_json(ml)]
                             for task, (rl, ml) in self.adapted.items()},
+                "training": {"curve": self.training.curve, "stop": self.training.stop},
                 "stages": self.stages, "reported_stages": self.reported_stages}
 
     def load_state(self, state: Any) -> None:
         graph = InstructionGraph.from_json(state["graph"], self.embedder.embed)
-        rl_opt, ml_opt = Adam(self.config.beta), Adam(self.config.beta)
-        rl_opt.load_json(state["rl_opt"])
-        ml_opt.load_json(state["ml_opt"])
-        agents = Agents(params_from_json(state["rl"]), params_from_json(state["ml"]), rl_opt, ml_opt)
-        self.learner = Learner(graph, agents, self.config, self.config, self.rng)
+        agents = Agents(params_from_json(state["rl"]), params_from_json(state["ml"]),
+                        Adam(self.config.beta), Adam(self.config.beta))
+        self.learner = Learner(graph, agents, self.config, self.config, self.rng, self.encoder)
+        training = state.get("training") or {}
+        self.training = TrainingLog(stop=str(training.get("stop", "")))
+        for name in self.training.curve:
+            self.training.curve[name] = [None if v is None else float(v)
+                                         for v in (training.get("curve") or {}).get(name, [])]
         self.adapted = {task: (params_from_json(rl), params_from_json(ml))
                         for task, (rl, ml) in state["adapted"].items()}
         self.stages = state["stages"]

@@ -57,6 +57,7 @@ class InstructionGraph:
         self._vectors = np.zeros((0, 0))
         self._owner: list[int] = []  # node of each row of _vectors
         self._texts: list[str] = []
+        self._task_questions: dict[str, list[str]] = {}  # Eq. 1's T_j: all of a task's questions
 
     # -- construction (Algorithm 1)
     def insert_path(self, instructions: Sequence[str], task: str, question: str) -> StoredPath:
@@ -74,6 +75,9 @@ class InstructionGraph:
             previous = node
         stored = StoredPath(task, question, tuple(instructions), tuple(placed))
         self.paths.append(stored)
+        questions = self._task_questions.setdefault(task, [])
+        if question not in questions:
+            questions.append(question)
         return stored
 
     def _place(self, instruction: str, exclude: Optional[int]) -> int:
@@ -130,6 +134,10 @@ class InstructionGraph:
 
     def in_edges(self, node: int) -> list[Edge]:
         return [edge for (_, target), edge in self.edges.items() if target == node]
+
+    def task_questions(self, task: str) -> list[str]:
+        """The questions of `task` whose paths are in the graph, in insertion order."""
+        return list(self._task_questions.get(task, ()))
 
     def edge_task_sets(self) -> dict[tuple[Optional[int], int], set[str]]:
         return {key: set(edge.tasks) for key, edge in self.edges.items()}

@@ -6,14 +6,15 @@ search backtracks to another branch). Traversal stops once K distinct paths are 
 
 The state of a visit (Eq. 1) is three cosine similarities to the question: the node's most
 similar instruction; the most similar task on the edge the traversal came by (a task's
-vector is the mean of its questions' there); the most similar question of that task.
+vector is the mean of all its questions' in the graph, the edge only says which tasks are
+there); the most similar question of that task.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 
@@ -43,31 +44,48 @@ def _cos(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 
 class Traversal:
-    def __init__(self, graph: InstructionGraph, question: str,
-                 question_vector: Optional[np.ndarray] = None) -> None:
+    """One question's walk over the graph. `leave_out`: a question whose own path is in the
+    graph (a warm-start question) is left out of its task's questions, so that its states
+    look like a query question's."""
+
+    def __init__(self, graph: InstructionGraph, question: str, leave_out: str = "") -> None:
         self.graph = graph
-        self.q = question_vector if question_vector is not None else graph.embed([question])[0]
+        self.q = graph.embed([question])[0]
+        self.leave_out = leave_out
         vectors, owners = graph.instruction_vectors()
         self._sims = _cos(vectors, self.q) if len(owners) else np.zeros(0)
         self._owners = np.asarray(owners)
+        self._tasks: dict[str, tuple[float, float]] = {}
 
     def node_similarity(self, node: int) -> tuple[float, str]:
         rows = np.flatnonzero(self._owners == node)
         best = rows[int(np.argmax(self._sims[rows]))]
         return float(self._sims[best]), self.graph.nodes[node][list(rows).index(best)]
 
-    def edge_features(self, edges: list[Edge]) -> tuple[float, float]:
-        """(most similar task, most similar question of that task) over `edges`' tasks."""
-        best_task, best_question = -1.0, -1.0
-        for edge in edges:
-            for questions in edge.tasks.values():
+    def task_features(self, task: str) -> tuple[float, float]:
+        """(the task's similarity, its most similar question's), or (-1, -1) when it has
+        no question but the one left out."""
+        if task not in self._tasks:
+            questions = [q for q in self.graph.task_questions(task) if q != self.leave_out]
+            found = (-1.0, -1.0)
+            if questions:
                 vectors = self.graph.embed(questions)
                 task_vector = vectors.mean(axis=0)
                 norm = np.linalg.norm(task_vector)
-                task_sim = float(task_vector @ self.q / norm) if norm > 0 else 0.0
-                if task_sim > best_task:
-                    best_task, best_question = task_sim, float(_cos(vectors, self.q).max())
-        return best_task, best_question
+                found = (float(task_vector @ self.q / norm) if norm > 0 else 0.0,
+                         float(_cos(vectors, self.q).max()))
+            self._tasks[task] = found
+        return self._tasks[task]
+
+    def edge_features(self, edges: list[Edge]) -> tuple[float, float]:
+        """(most similar task, most similar question of that task) over `edges`' tasks."""
+        best = (-1.0, -1.0)
+        for edge in edges:
+            for task in edge.tasks:
+                found = self.task_features(task)
+                if found[0] > best[0]:
+                    best = found
+        return best
 
     def state(self, node: int, edges: list[Edge]) -> np.ndarray:
         instruction_sim, _ = self.node_similarity(node)

@@ -5,10 +5,11 @@ Every call InstructRAG makes is one turn of its ReAct executor, whatever stage i
 every reply is a thought line and an action line, the format ReAct's `parse_reply` reads.
 The action:
 
-- scored episodes (`actor`) and ReAct's plain support episodes (`support`): the scripted
-  player's action for the episode's own part of the prompt (the messages after the path
-  block): the few-shot examples before it are other instances' transcripts, whose
-  observations would be miscounted as this episode's;
+- scored episodes (`actor`): the scripted player's action for the episode's own part of
+  the prompt (the messages after the path block): the few-shot examples before it are
+  other instances' transcripts, whose observations would be miscounted as this episode's;
+- plain ReAct's support episodes (`support`, `support_paths=agent`): ReAct's own reply
+  (they are `lifebench.methods.react.react_rollout`'s episodes, as RAP's are);
 - training and few-shot episodes (`train`, `few_shot`): these play instances the scripted
   player has no oracle walk for (the client names no instance while `prepare` runs), so the
   reply follows the path the ML-Agent put in the prompt, one instruction a turn, while the
@@ -25,6 +26,7 @@ from typing import Any, Optional, Sequence
 from lifebench.api import ScriptedReply, ScriptedRequest
 
 from lifebench.methods.instructrag.prompts import NO_PATH, PATH
+from lifebench.methods.react import scripted as react_scripted
 
 # The roles whose episodes follow the prompt's path (see the module docstring): the package's
 # TRAIN_ROLE and FEW_SHOT_ROLE, named here as the package imports this module.
@@ -38,6 +40,8 @@ THOUGHT = "Thought: this step follows the plan towards the goal."
 
 
 def scripted_reply(request: ScriptedRequest) -> Optional[ScriptedReply]:
+    if request.role == "support":
+        return react_scripted.actor_reply(request)
     episode = _episode(request.messages)
     action = None
     if request.role in PATH_ROLES:

@@ -22,8 +22,9 @@ import numpy as np
 
 from lifebench.api import Instance
 from lifebench.methods.instructrag import matcher, policy
-from lifebench.methods.instructrag.graph import Edge, InstructionGraph
-from lifebench.methods.instructrag.nn import Adam, Params, add_scaled, zeros_like
+from lifebench.methods.instructrag.encoders import Encoder
+from lifebench.methods.instructrag.graph import InstructionGraph
+from lifebench.methods.instructrag.nn import Adam, Params, add_scaled, copy_params, zeros_like
 from lifebench.methods.instructrag.prompts import path_text
 from lifebench.methods.instructrag.retrieval import (Retrieval, Traversal, greedy_decider,
                                                      sampling_decider, threshold_decider)
@@ -69,6 +70,43 @@ class Hyper:
     ws_nodes: int = 4           # nodes sampled per support question for the warm start
     pool_extra: int = 2         # paths of other questions added to the fine-tuning pool
     include_threshold: float = 0.5  # the rule that replaces the RL-Agent (Table 5)
+    encoder: str = "attention"  # the ML-Agent's encoders (encoders.py): attention | mlp
+    # Meta-training stops when its query reward plateaus: checked every `plateau_window`
+    # iterations, the last window's mean reward is not above the one before by
+    # `plateau_tolerance` (0: no early stop, every one of the config's `iterations` runs).
+    plateau_window: int = 25
+    plateau_tolerance: float = 0.01
+
+
+def plateaued(rewards: Sequence[float], window: int, tolerance: float) -> bool:
+    """Whether, at the end of a window of `window` iterations, the mean reward has not risen
+    by `tolerance` over the window before. Checked once a window (not every iteration) so
+    that a noisy but rising curve is not stopped by its first unlucky window."""
+    if window <= 0 or len(rewards) < 2 * window or len(rewards) % window:
+        return False
+    last, before = np.mean(rewards[-window:]), np.mean(rewards[-2 * window: -window])
+    return bool(last < before + tolerance)
+
+
+# A learning curve's series, per meta-training iteration (`TrainingLog.curve`).
+CURVE_SERIES = ("reward", "ws_loss", "pt_loss", "pg_loss", "ft_loss",
+                "rl_step", "ml_step", "rl_distance", "ml_distance")
+
+
+@dataclass
+class TrainingLog:
+    """What meta-training did: per iteration, the query episodes' mean reward, the losses
+    (warm start and pre-training at the shared agents, before adaptation; policy gradient
+    and fine-tuning at the adapted ones; None where the stage is switched off), the norm
+    of each agent's update and its distance from the start; and why it stopped."""
+
+    curve: dict[str, list[Optional[float]]] = field(
+        default_factory=lambda: {name: [] for name in CURVE_SERIES})
+    stop: str = ""
+
+    @property
+    def iterations(self) -> int:
+        return len(self.curve["reward"])
 
 
 @dataclass
@@ -98,12 +136,13 @@ class Learner:
     """The graph, the agents and the stages that train them."""
 
     def __init__(self, graph: InstructionGraph, agents: Agents, switches: Switches, hyper: Hyper,
-                 rng: random.Random) -> None:
+                 rng: random.Random, encoder: Encoder) -> None:
         self.graph = graph
         self.agents = agents
         self.switches = switches
         self.hyper = hyper
         self.rng = rng
+        self.encoder = encoder
         self.baseline = 0.0  # REINFORCE's running reward baseline (Williams 1992)
 
     # -- retrieval and choice
@@ -140,60 +179,68 @@ class Learner:
             return -1
         if not self.switches.ml_agent or len(paths) == 1:
             return 0  # the RL-Agent's first path
-        return matcher.choose(ml, self.graph.embed([question])[0],
-                              self.graph.embed([path_text(p) for p in paths]))
+        return matcher.choose(self.encoder, ml, self.encoder.features([question]),
+                              self.encoder.features([path_text(p) for p in paths]))
 
     # -- support-set losses (inner loop and few-shot adaptation)
-    def warm_start_grads(self, rl: Params, support: Sequence[Question]) -> Optional[Params]:
+    def warm_start_grads(self, rl: Params, support: Sequence[Question]) -> Optional[tuple[float, Params]]:
+        """L_WS (Eq. 4) on nodes sampled for each support question, as many on its path
+        (label include) as off it (label exclude), and its gradient."""
         states, labels = [], []
         for question in support:
             own = self._own_nodes(question)
             if not own:
                 continue
             others = [n for n in range(len(self.graph.nodes)) if n not in own]
-            traversal = Traversal(self.graph, question.text)
+            traversal = Traversal(self.graph, question.text, leave_out=question.text)
             picks = [(n, 1) for n in self.rng.sample(sorted(own), min(self.hyper.ws_nodes, len(own)))]
             picks += [(n, 0) for n in self.rng.sample(others, min(self.hyper.ws_nodes, len(others)))]
             for node, label in picks:
                 edges = self.graph.in_edges(node)
                 edge = [self.rng.choice(edges)] if edges else []
-                states.append(traversal.state(node, self._strip(edge, question)))
+                states.append(traversal.state(node, edge))
                 labels.append(label)
         if not states:
             return None
-        self.last_warm_start = (np.vstack(states), np.array(labels))
-        _, grads = policy.weighted_nll(rl, np.vstack(states), np.array(labels), np.ones(len(labels)))
         self.agents.counters.ws_steps += 1
-        return grads
+        return policy.weighted_nll(rl, np.vstack(states), np.array(labels), np.ones(len(labels)))
 
-    def pretraining_grads(self, ml: Params, support: Sequence[Question]) -> Optional[Params]:
+    def pretraining_grads(self, ml: Params, support: Sequence[Question]) -> Optional[tuple[float, Params]]:
+        """L_PT (Eq. 9) on the support questions and their paths, and its gradient."""
         pairs = [q for q in support if q.path]
         if len(pairs) < 2:
             return None
-        questions = self.graph.embed([q.text for q in pairs])
-        paths = self.graph.embed([path_text(q.path) for q in pairs])
-        _, grads = matcher.pretraining_loss(ml, questions, paths, self.rng)
+        questions = self.encoder.features([q.text for q in pairs])
+        paths = self.encoder.features([path_text(q.path) for q in pairs])
         self.agents.counters.pt_steps += 1
-        return grads
+        return matcher.pretraining_loss(self.encoder, ml, questions, paths, self.rng)
 
-    def adapt(self, rl: Params, ml: Params, support: Sequence[Question]) -> tuple[Params, Params]:
-        """theta' = theta - alpha grad L_WS, eta' = eta - alpha grad L_PT, `inner_steps` times."""
-        for _ in range(self.hyper.inner_steps):
+    def adapt(self, rl: Params, ml: Params, support: Sequence[Question],
+              losses: Optional[dict[str, list[float]]] = None) -> tuple[Params, Params]:
+        """theta' = theta - alpha grad L_WS, eta' = eta - alpha grad L_PT, `inner_steps` times.
+        The first step's losses (at the agents given) go to `losses`."""
+        for step in range(self.hyper.inner_steps):
             if self.switches.rl_agent and self.switches.warm_start:
-                grads = self.warm_start_grads(rl, support)
-                if grads is not None:
-                    rl = add_scaled(rl, grads, -self.hyper.alpha)
+                found = self.warm_start_grads(rl, support)
+                if found is not None:
+                    if step == 0 and losses is not None:
+                        losses["ws_loss"].append(found[0])
+                    rl = add_scaled(rl, found[1], -self.hyper.alpha)
             if self.switches.ml_agent and self.switches.pre_training:
-                grads = self.pretraining_grads(ml, support)
-                if grads is not None:
-                    ml = add_scaled(ml, grads, -self.hyper.alpha)
+                found = self.pretraining_grads(ml, support)
+                if found is not None:
+                    if step == 0 and losses is not None:
+                        losses["pt_loss"].append(found[0])
+                    ml = add_scaled(ml, found[1], -self.hyper.alpha)
         return rl, ml
 
     # -- query-set losses (outer loop), which play episodes
     def play_query(self, rl: Params, ml: Params, question: Question, evaluate: Evaluate,
-                   others: Sequence[Question]) -> tuple[Optional[Params], Optional[Params], float]:
-        """One query question: retrieve (sampling), choose, play; the PG and FT gradients at
-        (rl, ml) and the reward of the chosen path."""
+                   others: Sequence[Question]) -> tuple[Optional[tuple[float, Params]],
+                                                        Optional["PoolChoice"], float]:
+        """One query question: retrieve (sampling), choose, play. Returns the policy
+        gradient's loss and gradient at `rl`, the fine-tuning pool with its best path (each
+        of its paths played), and the reward of the chosen path."""
         retrieval = self.retrieve(question.text, rl, sample=True)
         chosen = self.choose(question.text, retrieval.paths, ml)
         path = retrieval.paths[chosen] if chosen >= 0 else ()
@@ -204,10 +251,10 @@ class Learner:
             returns = policy.discounted_returns(len(retrieval.actions), reward - self.baseline,
                                                 self.hyper.discount)
             self.baseline = 0.9 * self.baseline + 0.1 * reward
-            _, pg = policy.weighted_nll(rl, np.vstack(retrieval.states),
-                                        np.array(retrieval.actions), returns)
+            pg = policy.weighted_nll(rl, np.vstack(retrieval.states), np.array(retrieval.actions),
+                                     returns)
             self.agents.counters.pg_updates += 1
-        ft = None
+        pool_choice = None
         if self.switches.ml_agent and self.switches.fine_tuning and retrieval.paths:
             pool = list(retrieval.paths)
             extra = [q.path for q in others if q.path and q.path not in pool and q.text != question.text]
@@ -216,10 +263,19 @@ class Learner:
                 if candidate not in rewards:
                     rewards[candidate] = self._evaluate(evaluate, question, candidate)
             best = max(range(len(pool)), key=lambda i: (rewards[pool[i]], -i))
-            _, ft = matcher.finetuning_loss(ml, self.graph.embed([question.text]),
-                                            [self.graph.embed([path_text(p) for p in pool])], [best])
-            self.agents.counters.ft_updates += 1
-        return pg, ft, rewards[path]
+            pool_choice = PoolChoice(question.text, tuple(pool), best)
+        return pg, pool_choice, rewards[path]
+
+    def finetuning_grads(self, ml: Params, choices: Sequence["PoolChoice"]) -> Optional[tuple[float, Params]]:
+        """L_FT (Eq. 10) over a batch of questions (a task's B), so that its path-to-question
+        term compares each best path with the batch's other questions."""
+        if not choices:
+            return None
+        self.agents.counters.ft_updates += 1
+        return matcher.finetuning_loss(
+            self.encoder, ml, self.encoder.features([c.question for c in choices]),
+            [self.encoder.features([path_text(p) for p in c.pool]) for c in choices],
+            [c.best for c in choices])
 
     def _evaluate(self, evaluate: Evaluate, question: Question, path: tuple[str, ...]) -> float:
         self.agents.counters.evaluations += 1
@@ -227,47 +283,72 @@ class Learner:
 
     # -- Algorithm 2
     def meta_train(self, support: dict[str, list[Question]], query: dict[str, list[Question]],
-                   evaluate: Evaluate, iterations: int, tasks_per_batch: int) -> list[float]:
-        """Returns the mean reward of each iteration's query episodes."""
+                   evaluate: Evaluate, iterations: int, tasks_per_batch: int) -> TrainingLog:
+        """At most `iterations` iterations, fewer when the query reward plateaus (Hyper)."""
+        log = TrainingLog()
         tasks = sorted(t for t in query if query[t])
-        history = []
+        if not tasks:
+            log.stop = "no query questions"
+            return log
         everyone = [q for qs in support.values() for q in qs]
+        start = (copy_params(self.agents.rl), copy_params(self.agents.ml))
+        hyper = self.hyper
         for _ in range(iterations):
-            batch = self.rng.sample(tasks, min(tasks_per_batch, len(tasks)))
+            before = (copy_params(self.agents.rl), copy_params(self.agents.ml))
+            losses: dict[str, list[float]] = {name: [] for name in CURVE_SERIES}
             rl_sum, ml_sum = zeros_like(self.agents.rl), zeros_like(self.agents.ml)
             rewards = []
-            for task in batch:
+            for task in self.rng.sample(tasks, min(tasks_per_batch, len(tasks))):
                 shots = self._sample(support.get(task, []))
                 if self.switches.meta_learning:
-                    rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots)
+                    rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots, losses)
                 else:
                     rl, ml = self.agents.rl, self.agents.ml
+                choices = []
                 for question in self._sample(query[task]):
-                    pg, ft, reward = self.play_query(rl, ml, question, evaluate, everyone)
+                    pg, choice, reward = self.play_query(rl, ml, question, evaluate, everyone)
                     rewards.append(reward)
                     if pg is not None:
-                        rl_sum = add_scaled(rl_sum, pg, 1.0)
-                    if ft is not None:
-                        ml_sum = add_scaled(ml_sum, ft, 1.0)
+                        losses["pg_loss"].append(pg[0])
+                        rl_sum = add_scaled(rl_sum, pg[1], 1.0)
+                    if choice is not None:
+                        choices.append(choice)
+                ft = self.finetuning_grads(ml, choices)
+                if ft is not None:
+                    losses["ft_loss"].append(ft[0])
+                    ml_sum = add_scaled(ml_sum, ft[1], 1.0)
                 if not self.switches.meta_learning:
                     # without meta-learning the support losses train the shared agents directly
-                    self._step_support(shots, rl_sum, ml_sum)
+                    self._step_support(shots, rl_sum, ml_sum, losses)
             self.agents.rl_opt.step(self.agents.rl, rl_sum)
             self.agents.ml_opt.step(self.agents.ml, ml_sum)
-            history.append(float(np.mean(rewards)) if rewards else 0.0)
-        return history
+            losses["reward"] = rewards
+            point = {name: float(np.mean(values)) if values else None for name, values in losses.items()}
+            point.update(rl_step=distance(self.agents.rl, before[0]), ml_step=distance(self.agents.ml, before[1]),
+                         rl_distance=distance(self.agents.rl, start[0]),
+                         ml_distance=distance(self.agents.ml, start[1]))
+            for name in CURVE_SERIES:
+                log.curve[name].append(point[name])
+            if plateaued(log.curve["reward"], hyper.plateau_window, hyper.plateau_tolerance):  # type: ignore[arg-type]
+                log.stop = "plateau"
+                return log
+        log.stop = "cap"
+        return log
 
-    def _step_support(self, shots: Sequence[Question], rl_sum: Params, ml_sum: Params) -> None:
+    def _step_support(self, shots: Sequence[Question], rl_sum: Params, ml_sum: Params,
+                      losses: dict[str, list[float]]) -> None:
         if self.switches.rl_agent and self.switches.warm_start:
-            grads = self.warm_start_grads(self.agents.rl, shots)
-            if grads is not None:
+            found = self.warm_start_grads(self.agents.rl, shots)
+            if found is not None:
+                losses["ws_loss"].append(found[0])
                 for name in rl_sum:
-                    rl_sum[name] += grads[name]
+                    rl_sum[name] += found[1][name]
         if self.switches.ml_agent and self.switches.pre_training:
-            grads = self.pretraining_grads(self.agents.ml, shots)
-            if grads is not None:
+            found = self.pretraining_grads(self.agents.ml, shots)
+            if found is not None:
+                losses["pt_loss"].append(found[0])
                 for name in ml_sum:
-                    ml_sum[name] += grads[name]
+                    ml_sum[name] += found[1][name]
 
     # -- Algorithm 3
     def few_shot(self, support: dict[str, list[Question]], evaluate: Evaluate) -> dict[str, tuple[Params, Params]]:
@@ -280,13 +361,16 @@ class Learner:
             if not self.switches.meta_learning:
                 continue  # the graph is extended, the agents stay as trained
             rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots)
-            rl_grad, ml_grad = zeros_like(rl), zeros_like(ml)
+            rl_grad = zeros_like(rl)
+            choices = []
             for question in shots:
-                pg, ft, _ = self.play_query(self.agents.rl, self.agents.ml, question, evaluate, everyone)
+                pg, choice, _ = self.play_query(self.agents.rl, self.agents.ml, question, evaluate, everyone)
                 if pg is not None:
-                    rl_grad = add_scaled(rl_grad, pg, 1.0)
-                if ft is not None:
-                    ml_grad = add_scaled(ml_grad, ft, 1.0)
+                    rl_grad = add_scaled(rl_grad, pg[1], 1.0)
+                if choice is not None:
+                    choices.append(choice)
+            ft = self.finetuning_grads(self.agents.ml, choices)
+            ml_grad = ft[1] if ft is not None else zeros_like(ml)
             adapted[task] = (add_scaled(rl, rl_grad, -self.hyper.beta),
                              add_scaled(ml, ml_grad, -self.hyper.beta))
         return adapted
@@ -302,17 +386,17 @@ class Learner:
                 return set(stored.nodes)
         return set()
 
-    @staticmethod
-    def _strip(edges: list[Edge], question: Question) -> list[Edge]:
-        """The edges with the question itself left out of their task sets: a warm-start
-        state must look like a query question's, whose own path is not in the graph."""
-        out = []
-        for edge in edges:
-            copy = Edge(edge.source, edge.target)
-            for task, questions in edge.tasks.items():
-                kept = [q for q in questions if q != question.text]
-                if kept:
-                    copy.tasks[task] = kept
-            out.append(copy)
-        return out
 
+@dataclass(frozen=True)
+class PoolChoice:
+    """A fine-tuning example: a question, its pool of paths (the RL-Agent's candidates and
+    other questions' paths) and the index of the pool's best-rewarded path."""
+
+    question: str
+    pool: tuple[tuple[str, ...], ...]
+    best: int
+
+
+def distance(params: Params, other: Params) -> float:
+    """The Euclidean distance between two parameter sets (all arrays as one vector)."""
+    return float(np.sqrt(sum(float(((params[name] - other[name]) ** 2).sum()) for name in params)))

@@ -13,9 +13,11 @@ with `search_window`; or `action: <verb>`, matched to remembered actions) and th
 are retrieved again, centred on the best-matching step. After a successful episode the
 episode (task, plan, steps with thoughts) joins the memory.
 
-The memory starts from the oracle's winning rollouts of the benchmark's support split (and
-of `extra_support_split`), with a plan derived from each rollout's actions without an LLM;
-benchmarks without a support split or an oracle start empty. See README.md for what
+The memory starts from the winning episodes of the benchmark's support split (and of
+`extra_support_split`): the oracle's rollouts, or with `support_paths=agent` plain ReAct's
+successes; each with a plan derived from its actions without an LLM. Benchmarks without a
+support split (or, for the oracle's, without an oracle) start empty. With
+`own_memory=false` RAP's own successes do not join the memory. See README.md for what
 follows the paper's code and what lifebench chose.
 """
 
@@ -33,11 +35,14 @@ from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 from lifebench.methods.rap import prompts, scripted
 from lifebench.methods.rap.memory import (Experience, ExperienceMemory, RetrievalKey, Window,
                                           derived_plan, kept_steps, parse_key, spread)
-from lifebench.methods.react import ask_action, turn_messages
+from lifebench.methods.react import ReactConfig, ask_action, react_rollout, turn_messages
 from lifebench.methods.rollouts import Rollout, oracle_rollout
 
 # ALFWorld's answer to an action that changed nothing; RAP's code drops such steps.
 NOTHING_HAPPENS = "Nothing happens."
+# Where support entries come from: the oracle's rollouts, or plain ReAct's successes.
+SUPPORT_PATHS = ("oracle", "agent")
+SUPPORT_ROLE = "support"  # the role of the support episodes' LLM calls (support_paths=agent)
 
 
 @dataclass(frozen=True)
@@ -49,9 +54,13 @@ class RapConfig:
     search_window: int = 5        # ... (code: 10 lines = 5 steps)
     history: int = 5              # the episode's last steps in the prompt (code: 10 lines)
     retrieval_keys: bool = True   # re-retrieve with the Reasoner's key after each new thought
-    support_memory: bool = True   # fill the memory from the support split's oracle rollouts
+    support_memory: bool = True   # fill the memory from the support split's winning episodes
+    support_paths: str = "oracle"  # whose: the oracle's rollouts | agent: plain ReAct's successes
     support_limit: Optional[int] = None  # instances per support split (None: all, as the paper)
-    extra_support_split: str = ""  # a further split whose oracle rollouts join the memory
+    extra_support_split: str = ""  # a further split whose winning episodes join the memory
+    # False: only the support data is in memory; RAP's own successes during the stream do
+    # not join it, so every retrieval method of InstructRAG's §5.1 comparison sees the same data
+    own_memory: bool = True
     dropped_observations: tuple[str, ...] = (NOTHING_HAPPENS,)  # steps left out of memory
     embedding_model: str = DEFAULT_MODEL  # the code's all-MiniLM-L6-v2
     temperature: float = 0.0
@@ -74,6 +83,9 @@ class RapConfig:
                 raise ValueError(f"{name} must be >= 1, got {value}")
         if self.support_limit is not None and self.support_limit < 0:
             raise ValueError(f"support_limit must be >= 0 or None (all), got {self.support_limit}")
+        if self.support_paths not in SUPPORT_PATHS:
+            raise ValueError(f"support_paths must be one of {', '.join(SUPPORT_PATHS)}, "
+                             f"got {self.support_paths!r}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.extra_support_split != self.extra_support_split.strip():
@@ -129,13 +141,29 @@ class RapMethod(Method):
             raise UserError(problem)
         if extra:
             sources.append((extra, benchmark.instances(extra)))
-        if not self.config.support_memory or not benchmark.has_oracle:
+        oracle = self.config.support_paths == "oracle"
+        if not self.config.support_memory or (oracle and not benchmark.has_oracle):
             return
         for split, instances in sources:
             for instance in spread(instances, benchmark.task_family, self.config.support_limit):
-                rollout = oracle_rollout(benchmark, instance, benchmark.budget(instance))
+                rollout = self._support_rollout(split, instance)
                 if rollout is not None:
                     self.memory.add(self._support_entry(split, instance, rollout))
+
+    def _support_rollout(self, split: str, instance: Instance) -> Optional[Rollout]:
+        """A support instance's winning episode within the benchmark's budget: the oracle's,
+        or a plain ReAct episode's (`support_paths=agent`); None when it does not win."""
+        benchmark = self.ctx.benchmark
+        if self.config.support_paths == "oracle":
+            return oracle_rollout(benchmark, instance, benchmark.budget(instance))
+        rollout = react_rollout(self.ctx, self._react_config(), instance, split, SUPPORT_ROLE)
+        return rollout if rollout.success else None
+
+    def _react_config(self) -> ReactConfig:
+        """ReAct's defaults with RAP's sampling: the support episodes are plain ReAct's."""
+        config = self.config
+        return ReactConfig(temperature=config.temperature, max_tokens=config.max_tokens,
+                           format_retries=config.format_retries, llm_seed=config.llm_seed)
 
     def _support_entry(self, split: str, instance: Instance, rollout: Rollout) -> Experience:
         return Experience(
@@ -179,7 +207,7 @@ class RapMethod(Method):
         return action
 
     def end_episode(self, outcome: EpisodeOutcome) -> None:
-        if not outcome.success or self.first is None:
+        if not outcome.success or self.first is None or not self.config.own_memory:
             return
         transitions = outcome.transitions
         thoughts = [t for t, _, _ in self.turns] if len(self.turns) == len(transitions) else []

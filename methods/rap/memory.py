@@ -29,7 +29,7 @@ from lifebench.methods.rap import prompts
 STATE_VERSION = 1
 KEY_KINDS = ("search", "action")
 _KEY = re.compile(r"^\W*(search|action)\s*:\s*(.+?)\s*$", re.I | re.M)
-# A plan derived from an oracle rollout names at most this many of its actions.
+# A plan derived from a support rollout names at most this many of its actions.
 PLAN_ACTIONS = 30
 
 
@@ -45,7 +45,7 @@ class Experience:
     """One successful episode."""
 
     entry_id: str        # "support:<split>:<instance>" or "own:<episode index>:<instance>"
-    source: str          # "support" (an oracle rollout) or "own" (RAP's own success)
+    source: str          # "support" (a support split's win: the oracle's or ReAct's) or "own"
     instance_id: str
     task: str
     category: str
@@ -97,7 +97,7 @@ def parse_key(reply: str) -> Optional[RetrievalKey]:
 
 
 def derived_plan(actions: Sequence[str]) -> str:
-    """The plan of an oracle rollout, written without an LLM: its actions in order."""
+    """The plan of a support rollout, written without an LLM: its actions in order."""
     shown = list(actions[:PLAN_ACTIONS])
     more = ", ..." if len(actions) > PLAN_ACTIONS else ""
     if not shown:

@@ -9,6 +9,8 @@ the form its prompt asks for, so that each parser takes the first reply.
   action's), so that the Reasoner writes a retrieval key.
 - `retrieval_key`: from the thought, `search: <place>` for a move towards something,
   else `action: <verb>`.
+- `support` (`support_paths=agent`): the plain ReAct episodes on support instances get
+  ReAct's scripted reply.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Optional
 
 from lifebench.api import ScriptedReply, ScriptedRequest
 from lifebench.methods.rap import prompts
+from lifebench.methods.react import scripted as react_scripted
 
 
 def _head(template: str, slot: str) -> str:
@@ -45,6 +48,8 @@ def scripted_reply(request: ScriptedRequest) -> Optional[ScriptedReply]:
         return _act(request)
     if request.role == "retrieval_key":
         return _key(request.last)
+    if request.role == "support":
+        return react_scripted.actor_reply(request)
     return None
 
 

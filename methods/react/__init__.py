@@ -20,11 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from lifebench.api import (ChatModel, EpisodeTools, Method, MethodNeeds, Observation, RoleParams,
-                           ScriptedReply, ScriptedRequest, StreamContext, TaskInfo, mark_history)
+from lifebench.api import (ChatModel, EpisodeTools, Instance, Method, MethodNeeds, Observation,
+                           RoleParams, ScriptedReply, ScriptedRequest, StreamContext, TaskInfo,
+                           mark_history, tag_calls)
 
 from lifebench.methods.react import prompts, scripted
 from lifebench.methods.react.examples import ExampleBank
+from lifebench.methods.rollouts import Rollout, play
 
 _ACTION = re.compile(r"^\s*(?:\d+[.)]\s*)?action\s*:\s*(.+?)\s*$", re.I | re.M)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -141,3 +143,33 @@ class ReactMethod(Method):
         # the instructions and the examples stay
         first = {"role": "user", "content": prompts.TURN.format(observation=self.first)}
         return list(self.prefix) + mark_history([first, *turn_messages(self.turns[-self.config.history:])])
+
+
+def react_rollout(ctx: StreamContext, config: ReactConfig, instance: Instance, split: str,
+                  role: str, max_steps: Optional[int] = None) -> Rollout:
+    """A plain ReAct episode on `instance` of `split` (of `ctx.benchmark`), played outside
+    the scored loop (a support instance in another method's `prepare`): its calls are
+    counted under `role` and name the instance (`tag_calls`, so the scripted model can
+    play it); the budget is `max_steps`, else the benchmark's for the instance; the env's
+    seed the stream's."""
+    benchmark = ctx.benchmark
+    react = ReactMethod(config)
+    react.setup(ctx)
+    react.actor_role = role
+    steps = max_steps or benchmark.budget(instance)
+    task = TaskInfo(benchmark=benchmark.name, split=split, instance=instance, seed=ctx.seed,
+                    trial=0, episode_index=-1, budget_steps=steps,
+                    instructions=benchmark.instructions, noop_action=benchmark.noop_action)
+    tag_calls(ctx.llm, instance=instance.instance_id, split=split, step=None)
+    try:
+        react.begin_episode(task, _NO_TOOLS)  # ReAct asks its tools for nothing
+        return play(benchmark, instance, react.act, steps, ctx.seed)
+    finally:
+        tag_calls(ctx.llm, instance=None, split=None)
+
+
+def _unavailable(*_: Any) -> Any:
+    raise ValueError("not available in an episode played outside the scored loop")
+
+
+_NO_TOOLS = EpisodeTools(valid_actions=_unavailable, sample_action=_unavailable, query=_unavailable)

@@ -20,8 +20,9 @@ import pytest
 
 from browser import Chromium, find_chromium
 from conftest import ROOT, plugin_env
+from lifebench.leaderboard.site import build_site
 from lifebench.testing import run_cli
-from site_fixture import make_results
+from site_fixture import MALFORMED, TRAINING, make_results, training_records, write_records
 
 # one results site and one Chromium for the module: its tests run in one pytest worker
 pytestmark = pytest.mark.xdist_group("site-browser")
@@ -170,6 +171,32 @@ def test_the_plots_are_drawn_from_the_figures_numbers(page, site):
     assert {"oracle", "random"} <= set(series) and series == sorted(series)
     front = page.evaluate("[...document.querySelectorAll('g.point.on-front')].map(g => g.dataset.label)")
     assert "oracle" in front and "random" not in front  # oracle: more success for the same 0 tokens
+
+
+TRAINING_JS = """[...document.querySelectorAll('figure.training')].map(f => ({
+  caption: f.querySelector(':scope > figcaption').textContent,
+  stream: f.querySelector(':scope > p.small').textContent,
+  charts: [...f.querySelectorAll('.small-multiples figcaption')].map(c => c.textContent),
+  paths: [...f.querySelectorAll('.small-multiples path')].map(p => (p.getAttribute('d').match(/M/g) || []).length),
+  note: (f.querySelector('.training-note') || {}).textContent || ''}))"""
+
+
+def test_training_curves_are_drawn_per_stream_their_text_as_text(page, tmp_path):
+    """A hand-made site (no run): two streams with curves, names holding markup, and
+    malformed values said under them."""
+    build_site([write_records(tmp_path / "out", training_records())], tmp_path / "site")
+    open_site(page, tmp_path / "site", "#plots?group=toy%20s")
+    page.wait_for("document.querySelectorAll('figure.training').length === 2")
+    first, second = page.evaluate(TRAINING_JS)
+    assert first == {"caption": TRAINING["title"], "stream": "trainer @m · seed 0 · 3 series",
+                     "charts": sorted(TRAINING["series"]), "paths": [1, 1, 2],  # reward's gap: a second stroke
+                     "note": TRAINING["note"]}
+    assert second["stream"].endswith("seed 1 · 3 series") and second["note"] == ""
+    assert page.evaluate("document.querySelectorAll('#view script, #view b').length") == 0
+    notes = page.evaluate("[...document.querySelectorAll('#training-curves > p.note')].map(p => p.textContent)")
+    assert len(notes) == len(MALFORMED) and all("extra.training_curves left out" in n for n in notes)
+    assert page.evaluate("document.querySelector('select[name=group] option').textContent") == "toy s · training curves"
+    assert page.errors() == []
 
 
 def wait_count(page) -> int:

@@ -14,9 +14,12 @@ import pytest
 
 from conftest import read_records
 from lifebench.methods.instructrag import matcher, policy
+from lifebench.methods.instructrag.encoders import AttentionEncoder, MlpEncoder
 from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam
-from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question, Switches)
+from lifebench.methods.instructrag.retrieval import Retrieval
+from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question, Switches,
+                                                    plateaued)
 from lifebench.api import Benchmark, Instance
 from lifebench.methods.instructrag import InstructRagConfig, InstructRagMethod
 from lifebench.registry import get_benchmark
@@ -46,6 +49,11 @@ def words_embed(texts):
 
 
 words_embed.vocab = {}
+
+
+def words_tokens(texts):
+    """Token states of the bag-of-words model: a unit row per word."""
+    return [words_embed(re.findall(r"[a-z]+", text.lower()) or [""]) for text in texts]
 
 
 def worked_example(delta: float) -> InstructionGraph:
@@ -116,28 +124,45 @@ def _gradient_error(loss_fn, params, names):
     return worst
 
 
-def test_gradients_match_finite_differences():
+def test_policy_gradients_match_finite_differences():
     rng, draw = random.Random(0), np.random.default_rng(0)
     rl = policy.init_policy(rng)
     states, actions, weights = draw.normal(size=(6, 3)), draw.integers(0, 2, 6), draw.normal(size=6)
     assert _gradient_error(lambda p: policy.weighted_nll(p, states, actions, weights), rl,
                            ["w1", "b1", "w2", "b2"]) < 1e-4
-    ml = matcher.init_matcher(rng, 8)
-    ml["match_w"] = draw.normal(size=matcher.WIDTH) * 0.1
-    q, p = draw.normal(size=(4, 8)), draw.normal(size=(4, 8))
-    names = ["shared_w", "shared_b", "q_w", "q_b", "p_w", "p_b"]
-    assert _gradient_error(lambda m: matcher.qpa_loss(m, q, p), ml, names) < 1e-4
-    assert _gradient_error(lambda m: matcher.qpm_loss(m, q, p, np.array([1, 0, 1, 0])), ml,
+
+
+@pytest.mark.parametrize("kind", ["attention", "mlp"])
+def test_encoder_gradients_match_finite_differences(kind):
+    """Every loss of the ML-Agent, through either encoder: sentence vectors (mlp) or token
+    states of different lengths (attention, its output projection away from its zero start
+    so that the attention itself gets gradients)."""
+    rng, draw = random.Random(0), np.random.default_rng(0)
+    if kind == "mlp":
+        encoder = MlpEncoder(None, 8)
+        features = lambda n: [draw.normal(size=8) for _ in range(n)]
+    else:
+        encoder = AttentionEncoder(None, 8)
+        features = lambda n: [draw.normal(size=(int(draw.integers(1, 6)), 8)) for _ in range(n)]
+    ml = matcher.init_matcher(rng, encoder)
+    ml["match_w"] = draw.normal(size=encoder.width) * 0.1
+    if kind == "attention":
+        ml["attn_o"] = draw.normal(size=ml["attn_o"].shape) * 0.3
+    names = [name for name in ml if name not in ("match_w", "match_b")]
+    q, p = features(4), features(4)
+    assert _gradient_error(lambda m: matcher.qpa_loss(encoder, m, q, p), ml, names) < 1e-4
+    assert _gradient_error(lambda m: matcher.qpm_loss(encoder, m, q, p, np.array([1, 0, 1, 0])), ml,
                            names + ["match_w", "match_b"]) < 1e-3
-    pools = [draw.normal(size=(3, 8)), draw.normal(size=(5, 8))]
-    assert _gradient_error(lambda m: matcher.finetuning_loss(m, q[:2], pools, [1, 4]), ml, names) < 1e-4
+    pools = [features(3), features(5)]
+    assert _gradient_error(lambda m: matcher.finetuning_loss(encoder, m, q[:2], pools, [1, 4]),
+                           ml, names) < 1e-4
 
 
 # -- a synthetic task family where the right path is known: "go to X" then "take X"
 OBJECTS = ["apple", "book", "cup", "knife", "lamp", "mug", "pen", "plate"]
 
 
-def synthetic(switches: Switches = Switches(), seed: int = 0):
+def synthetic(switches: Switches = Switches(), seed: int = 0, encoder: str = "mlp"):
     """Support: "fetch the X" for 8 objects; query: "bring the X" for 3 of them, whose right
     paths are made of the graph's instructions about X."""
     graph = InstructionGraph(words_embed, 0.4)
@@ -150,8 +175,9 @@ def synthetic(switches: Switches = Switches(), seed: int = 0):
     for obj in OBJECTS[:3]:
         query.setdefault("fetch", []).append(Question("fetch", f"bring the {obj}", Instance(obj), "toy"))
     rng = random.Random(seed)
-    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, 512), Adam(0.01), Adam(0.001))
-    learner = Learner(graph, agents, switches, Hyper(questions_per_task=3), rng)
+    chosen = MlpEncoder(words_embed, 512) if encoder == "mlp" else AttentionEncoder(words_tokens, 512)
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, chosen), Adam(0.01), Adam(0.001))
+    learner = Learner(graph, agents, switches, Hyper(questions_per_task=3), rng, chosen)
     return learner, support, query
 
 
@@ -168,9 +194,7 @@ def test_the_policy_learns_on_a_graph_where_the_right_choice_is_known():
     first = last = None
     opt = Adam(0.01)
     for _ in range(150):
-        grads = learner.warm_start_grads(rl, support["fetch"])
-        states, labels = learner.last_warm_start
-        loss, _ = policy.weighted_nll(rl, states, labels, np.ones(len(labels)))
+        loss, grads = learner.warm_start_grads(rl, support["fetch"])
         first = loss if first is None else first
         last = loss
         opt.step(rl, grads)
@@ -179,8 +203,86 @@ def test_the_policy_learns_on_a_graph_where_the_right_choice_is_known():
     # query episodes rises
     learner, support, query = synthetic(Switches(warm_start=False, pre_training=False,
                                                  ml_agent=False, fine_tuning=False))
-    history = learner.meta_train(support, query, reward_of, iterations=80, tasks_per_batch=1)
+    history = learner.meta_train(support, query, reward_of, iterations=80, tasks_per_batch=1).curve["reward"]
     assert np.mean(history[-15:]) > np.mean(history[:15]) and np.mean(history[-15:]) > 0.95
+
+
+# -- a scripted model whose success depends on the retrieved path: "heat the X" is solved by
+# a path that warms X and burns nothing. Both tasks' paths go through the same "take the X"
+# and "warm X" nodes, then part: "serve X" (task heat) or "heat the X again and burn" (task
+# burn), the instruction most like the question. Telling them apart takes the edge's task
+# (the state's second and third numbers), which only a trained RL-Agent reads; the rule that
+# replaces it (include what is like the question) picks the burning paths.
+FOODS = ["apple", "bread", "cake", "egg", "fish", "ham", "pie", "rice", "soup", "tofu"]
+
+
+def heating_world(seed: int, switches: Switches = Switches(), k_paths: int = 3):
+    graph = InstructionGraph(words_embed, 0.9)
+    support: dict[str, list[Question]] = {"heat": [], "burn": []}
+    for food in FOODS:
+        start = (f"take the {food}", f"warm {food} in microwave")
+        for task, text, end in (("heat", f"heat the {food}", f"serve {food}"),
+                                ("burn", f"burn the {food} to ash", f"heat the {food} again and burn")):
+            graph.insert_path(start + (end,), task, text)
+            support[task].append(Question(task, text, Instance(food), "toy", start + (end,)))
+    query = {"heat": [Question("heat", f"please heat the {f}", Instance(f), "toy") for f in FOODS]}
+    rng = random.Random(seed)
+    encoder = MlpEncoder(words_embed, 512)
+    # Adam at 0.01 (the paper's 0.001 needs ~4x the iterations here: tests/perf)
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, encoder), Adam(0.01), Adam(0.01))
+    hyper = Hyper(k_paths=k_paths, questions_per_task=8, beta=0.01)
+    return Learner(graph, agents, switches, hyper, rng, encoder), support, query
+
+
+def heated(question: Question, path: tuple[str, ...]) -> float:
+    """The scripted model: it follows the path; the episode succeeds when that warms the
+    question's food and burns nothing."""
+    food = question.text.split()[-1]
+    return float(f"warm {food} in microwave" in path and not any("burn" in step for step in path))
+
+
+def success_rate(learner, support, query, retrieve=None) -> float:
+    """Greedy retrieval with the agents adapted to the task (the few-shot stage), as a
+    scored episode retrieves; the scripted model's success over the query questions."""
+    rl, ml = learner.few_shot({"heat": support["heat"]}, heated)["heat"]
+    found = []
+    for question in query["heat"]:
+        retrieval = retrieve(question.text) if retrieve else learner.retrieve(question.text, rl, sample=False)
+        chosen = learner.choose(question.text, retrieval.paths, ml)
+        found.append(heated(question, retrieval.paths[chosen]) if chosen >= 0 else 0.0)
+    return float(np.mean(found))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_meta_training_learns_to_retrieve_the_path_that_succeeds(seed):
+    # the RL-Agent alone (K=1, its path is the prompt's): from chance or below to >= 0.8
+    learner, support, query = heating_world(seed, Switches(ml_agent=False), k_paths=1)
+    before = success_rate(learner, support, query)
+    log = learner.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
+    assert before <= 0.5 and success_rate(learner, support, query) >= 0.8
+    # trained until the reward stopped rising, before the cap; the curve says so
+    assert log.stop == "plateau" and log.iterations < 200
+    assert np.mean(log.curve["reward"][-25:]) > np.mean(log.curve["reward"][:25]) + 0.5
+    assert log.curve["rl_distance"][-1] > 5 * log.curve["rl_distance"][9] > 0
+    # the full method (K=3, the ML-Agent choosing) beats the rule that replaces the
+    # RL-Agent and random retrieval by at least 0.2
+    full, support, query = heating_world(seed)
+    full.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
+    rule, _, _ = heating_world(seed, Switches(rl_agent=False))
+    rule.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
+    draw = random.Random(seed)
+    at_random = lambda _: Retrieval(paths=[p.instructions for p in draw.sample(full.graph.paths, 3)])
+    best = success_rate(full, support, query)
+    assert best >= success_rate(rule, support, query) + 0.2
+    assert best >= success_rate(full, support, query, at_random) + 0.2
+
+
+def test_the_plateau_is_checked_once_a_window():
+    rising = [0.0] * 25 + [0.5] * 25
+    assert not plateaued(rising, 25, 0.01) and not plateaued(rising[:49], 25, 0.01)
+    assert plateaued(rising + [0.5] * 25, 25, 0.01)
+    assert not plateaued(rising + [0.5] * 26, 25, 0.01)  # not at a window's end
+    assert not plateaued([0.0] * 100, 0, 0.01)  # window 0: never
 
 
 @pytest.mark.parametrize("ablation,zero", [
@@ -279,6 +381,14 @@ def test_a_benchmark_without_support_split_or_oracle_is_refused_with_what_to_do(
                                             "seeds-100") is None
 
 
+def test_scienceworld_without_a_training_benchmark_is_refused_in_one_line():
+    scienceworld = get_benchmark("scienceworld")
+    problem = InstructRagMethod.stream_problem(InstructRagConfig(), scienceworld, "step18-v1")
+    assert "\n" not in problem and "same tasks" in problem and "train_benchmark=alfworld" in problem
+    assert InstructRagMethod.stream_problem(InstructRagConfig(train_benchmark="alfworld"),
+                                            scienceworld, "step18-v1") is None
+
+
 def test_a_resumed_stream_has_the_graph_agents_and_adaptations_it_saved():
     """The runner saves `state()` after each episode and a resumed stream starts from
     `load_state` (no second training): the graph, the trained and the adapted agents, the
@@ -302,9 +412,9 @@ def test_a_resumed_stream_has_the_graph_agents_and_adaptations_it_saved():
         support["fetch"].append(Question("fetch", f"fetch the {obj}", Instance(obj), "toy", path))
     query = {"fetch": [Question("fetch", f"bring the {o}", Instance(o), "toy") for o in OBJECTS[:3]]}
     rng = random.Random(0)
-    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, saved.embedder.dim),
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, saved.encoder),
                     Adam(0.01), Adam(0.001))
-    saved.learner = Learner(graph, agents, Switches(), Hyper(questions_per_task=2), rng)
+    saved.learner = Learner(graph, agents, Switches(), Hyper(questions_per_task=2), rng, saved.encoder)
     saved.learner.meta_train(support, query, reward_of, iterations=2, tasks_per_batch=1)
     saved.adapted = saved.learner.few_shot(support, reward_of)
     saved.stages = {"graph_paths": len(graph.paths)}

@@ -50,7 +50,8 @@ def entry(entry_id, task, category, actions, observations, source="support", pla
 @pytest.mark.parametrize("field,value", [("plan_examples", -1), ("act_examples", -2),
                                          ("act_window", 0), ("search_window", 0), ("history", 0),
                                          ("support_limit", -1), ("temperature", -0.5),
-                                         ("max_tokens", 0), ("extra_support_split", " valid_unseen")])
+                                         ("max_tokens", 0), ("extra_support_split", " valid_unseen"),
+                                         ("support_paths", "human")])
 def test_bad_config_values_raise(field, value):
     with pytest.raises(ValueError, match=field):
         RapConfig(**{field: value})

@@ -38,7 +38,8 @@ LB.tickText = function (v) {
   return String(+v.toPrecision(4));
 };
 
-/* Axes, frame and scales of a chart; returns {svg, plot, x(v), y(v), inverse x}. */
+/* Axes, frame and scales of a chart (spec.integerX: whole-number x ticks only, for counts);
+   returns {svg, plot, x(v), y(v), inverse x}. */
 LB.frame = function (spec, xdomain, ydomain) {
   var W = spec.width || 560, H = spec.height || 320, m = {l: 52, r: 14, t: 12, b: 42};
   var svg = LB.svg("svg", {viewBox: "0 0 " + W + " " + H, class: "chart", role: "img",
@@ -55,7 +56,7 @@ LB.frame = function (spec, xdomain, ydomain) {
     axes.appendChild(LB.svg("line", {x1: m.l, x2: m.l + pw, y1: f.y(t), y2: f.y(t), class: "grid"}));
     axes.appendChild(LB.svg("text", {x: m.l - 6, y: f.y(t) + 4, "text-anchor": "end"}, LB.tickText(t)));
   });
-  LB.ticks(x0, x1, 6).forEach(function (t) {
+  LB.ticks(x0, x1, 6).filter(function (t) { return !spec.integerX || t === Math.round(t); }).forEach(function (t) {
     axes.appendChild(LB.svg("line", {x1: f.x(t), x2: f.x(t), y1: m.t + ph, y2: m.t + ph + 4, class: "tick"}));
     axes.appendChild(LB.svg("text", {x: f.x(t), y: m.t + ph + 16, "text-anchor": "middle"}, LB.tickText(t)));
   });
@@ -101,7 +102,8 @@ function nearest(xs, v) {
   return Math.abs(xs[lo] - v) <= Math.abs(xs[hi] - v) ? lo : hi;
 }
 
-/* spec: {title, xlabel, ylabel, series: [{label, x: [], y: []}], ydomain: [lo, hi]} */
+/* spec: {title, xlabel, ylabel, series: [{label, x: [], y: []}], ydomain: [lo, hi],
+   width, height, legend, integerX} */
 LB.lineChart = function (spec) {
   var colors = LB.colorsOf(spec, spec.series);
   var xs = [].concat.apply([], spec.series.map(function (s) { return s.x; }));
@@ -128,7 +130,9 @@ LB.lineChart = function (spec) {
   f.svg.appendChild(rule);
   var overlay = LB.svg("rect", {x: f.m.l, y: f.m.t, width: f.pw, height: f.ph, class: "overlay"});
   f.svg.appendChild(overlay);
-  var fig = LB.figure(spec.title, f.svg, spec.series.map(function (s) { return s.label; }), layers, colors);
+  // spec.legend false: no legend (a chart of one series its title names)
+  var fig = LB.figure(spec.title, f.svg, spec.legend === false ? [] : spec.series.map(function (s) { return s.label; }),
+                      layers, colors);
   overlay.addEventListener("mousemove", function (e) {
     var vb = f.svg.viewBox.baseVal, box = f.svg.getBoundingClientRect();
     var px = (e.clientX - box.left) * vb.width / box.width, at = f.xAt(px), lines = [];
@@ -143,6 +147,29 @@ LB.lineChart = function (spec) {
   });
   overlay.addEventListener("mouseleave", function () { fig.querySelector(".tip").hidden = true; rule.setAttribute("visibility", "hidden"); });
   return fig;
+};
+
+/* The [lo, hi] of the values (nulls left out), with a margin so no line runs on the frame. */
+LB.extent = function (values) {
+  var v = values.filter(function (y) { return y !== null; });
+  if (!v.length) return [0, 1];
+  var lo = Math.min.apply(null, v), hi = Math.max.apply(null, v), pad = (hi - lo) * 0.05 || Math.abs(lo) * 0.05 || 0.5;
+  return [lo - pad, hi + pad];
+};
+
+/* A stream's training curves (extra.training_curves): the curves' title, its arm and seed,
+   one small chart per series on its own scale, and the note. */
+LB.trainingFigure = function (stream, colorOf) {
+  var color = colorOf(stream.label);
+  var charts = stream.series.map(function (s) {
+    return LB.lineChart({title: s.label, xlabel: stream.xlabel, ylabel: "", series: [s], ydomain: LB.extent(s.y),
+                         width: 320, height: 200, legend: false, integerX: true, colorOf: function () { return color; }});
+  });
+  return LB.el("figure.chart-box.training", {},
+    LB.el("figcaption", {text: stream.title}),
+    LB.el("p.small", {text: stream.label + " · seed " + stream.seed + " · " + stream.series.length + " series"}),
+    LB.el("div.small-multiples", {}, charts),
+    stream.note ? LB.el("p.note.training-note", {text: stream.note}) : null);
 };
 
 /* spec: {title, xlabel, points: [{label, x, y, front, detail}]}: the front as a step line. */

@@ -146,7 +146,9 @@ LB.pages.plots = function (view, route) {
   var chosen = figures.filter(function (f) { return f.title === route.params.group; })[0] || figures[0];
   card.appendChild(LB.el("label", {}, "benchmark split ", LB.el("select", {name: "group", onchange: function () {
     location.hash = LB.href("plots", [], {group: this.value});
-  }}, figures.map(function (f) { return LB.el("option", {value: f.title, text: f.title, selected: f === chosen}); }))));
+  }}, figures.map(function (f) {
+    return LB.el("option", {value: f.title, text: f.title + (f.training.length ? " · training curves" : ""), selected: f === chosen});
+  }))));
   card.appendChild(LB.note("The numbers of the leaderboard's figures, drawn here: hover for values, click a legend entry to hide it."));
   view.appendChild(card);
   var grid = LB.el("div.charts");
@@ -173,4 +175,12 @@ LB.pages.plots = function (view, route) {
                                  columns: chosen.heatmap.columns, values: chosen.heatmap.values, vmax: chosen.heatmap.vmax}));
   }
   view.appendChild(LB.el("section.card", {}, grid));
+  if (chosen.training.length || chosen.training_skipped.length) {
+    var training = LB.section("Training curves", "training-curves");
+    training.appendChild(LB.note("What methods that train before testing recorded of their training " +
+      "(extra.training_curves on a stream's first record): per stream, one chart per series, each on its own scale."));
+    chosen.training.forEach(function (stream) { training.appendChild(LB.trainingFigure(stream, colorOf)); });
+    chosen.training_skipped.forEach(function (text) { training.appendChild(LB.el("p.note", {text: text})); });
+    view.appendChild(training);
+  }
 };
