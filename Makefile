@@ -123,7 +123,8 @@ how2-table1: install
 # INSTRUCTRAG_ABLATIONS="graph rl_agent ..." one per switch turned off (a method grid would run
 # every combination), INSTRUCTRAG_DELTAS=0.0,0.2,0.4,0.6,0.8,1.0 one per delta.
 # INSTRUCTRAG_LIMIT=N scores the first N games of each split after one meta-training
-# iteration instead of 10 (a smoke run; recorded as iterations=1).
+# iteration instead of training to its plateau (at most 200; a smoke run, recorded as
+# iterations=1). Every run has the specs' 3 seeds.
 INSTRUCTRAG_OUT ?= results/instructrag-table1
 INSTRUCTRAG_ABLATIONS ?=
 INSTRUCTRAG_DELTAS ?=
@@ -132,7 +133,7 @@ INSTRUCTRAG_FLAGS = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL
 	$(if $(INSTRUCTRAG_LIMIT),--limit $(INSTRUCTRAG_LIMIT) --method-arg instructrag.iterations=1,)
 # support paths as in specs/instructrag-table1.toml, so Tables 5/6 share its column
 INSTRUCTRAG_ALONE = --benchmark alfworld --split valid_unseen.query --method instructrag \
-	--method-arg support_paths=agent
+	--method-arg support_paths=agent --seeds 0,1,2
 instructrag-table1: install
 	$(BIN)/lifebench run specs/instructrag-table1.toml $(INSTRUCTRAG_FLAGS)
 	$(BIN)/lifebench run specs/instructrag-table2.toml $(INSTRUCTRAG_FLAGS)

@@ -104,10 +104,14 @@ class RapMethod(Method):
 
     @classmethod
     def protocol(cls, benchmark: Benchmark) -> EvaluationProtocol:
-        # smoke: a memory of 4 support instances' rollouts
-        return EvaluationProtocol(smoke_args={"support_limit": 4},
-                                  source="InstructRAG §5.1 (RAP as its baseline, one trial, "
-                                         "the memory filled before testing)")
+        # smoke: a memory of 4 support instances' rollouts; at full scale every support
+        # instance is played (by the LLM with support_paths=agent: what --plan scales)
+        support = len(benchmark.instances(benchmark.support_split)) if benchmark.support_split else 0
+        return EvaluationProtocol(
+            method_args={} if benchmark.has_oracle else {"support_paths": "agent"},
+            smoke_args={"support_limit": 4}, smoke_scale=max(1.0, support / 4),
+            source="InstructRAG §5.1 (RAP as its baseline, one trial, the memory filled before "
+                   "testing; without an oracle, from ReAct's own successes, as InstructRAG's)")
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:

@@ -22,7 +22,7 @@ INSTRUCTRAG_SMALL = ("support_limit=4", "few_shot_limit=1", "iterations=1", "tas
 class Case:
     benchmark: str
     split: str
-    # oracle rollouts of the support split fill RAP's memory (none where there is no oracle)
+    # winning rollouts of the support split fill RAP's memory (the oracle's, or ReAct's)
     rap_memory: int
     extra_args: tuple[str, ...] = ()
 
@@ -33,9 +33,9 @@ CASES = [
     Case("scienceworld", "step18-v1", 4, ("--method-arg", "instructrag.train_benchmark=alfworld")),
     Case("plancraft", "val.small", 4),
     Case("textworld", "ige-cooking", 4),
-    # no oracle: RAP starts empty and InstructRAG's graph is made of ReAct's own successes
-    # (alive after 3 steps of a 3-step world)
-    Case("crafter", "seeds-100", 0, ("--benchmark-arg", "length=3", "--method-arg",
+    # no oracle: RAP's memory and InstructRAG's graph are made of plain ReAct's successes
+    # (their protocols: alive after 3 steps of a 3-step world)
+    Case("crafter", "seeds-100", 4, ("--benchmark-arg", "length=3", "--method-arg",
                                      "instructrag.support_paths=agent",
                                      "--method-arg", "instructrag.train_steps=0")),
 ]

@@ -332,6 +332,16 @@ def test_stages_run_through_the_local_server_on_alfworld(cli, llm_server, tmp_pa
     assert stages["few_shot_split"] == "valid_unseen.support" and stages["graph_paths"] == 4
     assert stages["training_counters"]["evaluations"] >= 1
     assert stages["few_shot_counters"]["evaluations"] >= 6  # a question of each of the 6 types
+    # one iteration (the cap): the learning curves are in the record, and drawn
+    assert stages["training_iterations"] == 1 and stages["training_stop"] == "cap"
+    curves = record["extra"]["training_curves"]
+    assert curves["note"] == "stopped after 1 iteration(s): the cap (iterations=1)"
+    assert {"query reward", "RL-Agent distance from start"} <= set(curves["series"])
+    assert all(len(values) == 1 for values in curves["series"].values())
+    plots = tmp_path / "plots"
+    drawn = cli("leaderboard", str(out), "--plots", str(plots))
+    assert drawn.returncode == 0, drawn.stderr
+    assert [p.name for p in plots.glob("training-curves-*")], sorted(p.name for p in plots.iterdir())
     usage = record["llm_usage"]
     assert usage["actor"]["calls"] == 2  # the scored episode's two steps
     assert usage["train"]["calls"] == 2 * stages["training_counters"]["evaluations"]
