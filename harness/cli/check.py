@@ -58,7 +58,7 @@ def _alpha(text: str) -> float:
 def _exact_thresholds(args: argparse.Namespace) -> Optional[dict[str, float]]:
     """The exact comparison's thresholds, or None when it is not asked for."""
     from lifebench.config.run import spec_check_table
-    from lifebench.leaderboard.exact import DEFAULT_THRESHOLDS, check_thresholds
+    from lifebench.leaderboard.exact import check_thresholds
 
     table = spec_check_table(args.spec) if args.spec else {}
     unknown = sorted(set(table) - {"exact", "thresholds"})

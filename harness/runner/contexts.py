@@ -13,7 +13,6 @@ import dataclasses
 import random
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import lifebench

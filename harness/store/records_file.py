@@ -7,7 +7,6 @@ the writer can set it aside and the reader can skip it.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -9,7 +9,6 @@ name of its `trajectories/<stream>.jsonl`."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterator

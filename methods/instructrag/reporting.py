@@ -262,14 +262,25 @@ def _calls(firsts: Sequence[EpisodeRecord], role: str) -> Optional[float]:
     return fmean(r.llm_usage[role].calls if role in r.llm_usage else 0 for r in firsts)
 
 
+def _preparations(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records that carry the stages of a preparation made for them: a stream's first,
+    or a shard's. A record whose stream loaded an artifact made elsewhere (extra.prepared
+    reused) carries its stages but none of its LLM calls, so it is left out while a record
+    that made one is there."""
+    carrying = [r for r in records if isinstance(r.extra.get(STAGES_KEY), dict)]
+    made = [r for r in carrying
+            if not (isinstance(r.extra.get("prepared"), dict) and r.extra["prepared"].get("reused"))]
+    return made or carrying
+
+
 def _table6_rows(column: Column, points: list[tuple[Variant, list[EpisodeRecord]]]) -> list[list[str]]:
-    firsts = [[r for r in rs if isinstance(r.extra.get(STAGES_KEY), dict)] for _, rs in points]
+    firsts = [_preparations(rs) for _, rs in points]
     stages = [[r.extra[STAGES_KEY] for r in f] for f in firsts]
     measure = f"effectiveness ({_measure(column.benchmark)})"
     lines: list[tuple[str, list[Optional[float]], int]] = [
         (measure, [effectiveness(column.benchmark, rs) for _, rs in points], 3),
         ("scored episodes", [float(len(rs)) for _, rs in points], 0),
-        ("streams with stages", [float(len(f)) for f in firsts], 0),
+        ("preparations", [float(len(f)) for f in firsts], 0),
         ("construction (s)", [_stage(s, "construction_s") for s in stages], 2),
         ("training (s)", [_stage(s, "training_s") for s in stages], 1),
         ("few-shot (s)", [_stage(s, "few_shot_s") for s in stages], 1),

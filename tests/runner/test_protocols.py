@@ -46,7 +46,7 @@ def test_smoke_scale_is_its_own_config():
     full, = streams_of(benchmarks=("plancraft",), splits=("val",), methods=("instructrag",))
     smoke, = streams_of(benchmarks=("plancraft",), splits=("val",), methods=("instructrag",),
                         smoke=True)
-    assert (full.method_config.iterations, smoke.method_config.iterations) == (10, 1)
+    assert (full.method_config.iterations, smoke.method_config.iterations) == (200, 1)
     assert (full.smoke, smoke.smoke) == (False, True)
     assert full.method_config_hash != smoke.method_config_hash
     react, = streams_of(benchmarks=("plancraft",), splits=("val",), methods=("react",), smoke=True)

@@ -397,6 +397,8 @@ def test_scienceworld_without_a_training_benchmark_is_refused_in_one_line():
     assert "\n" not in problem and "same tasks" in problem and "train_benchmark=alfworld" in problem
     assert InstructRagMethod.stream_problem(InstructRagConfig(train_benchmark="alfworld"),
                                             scienceworld, "step18-v1") is None
+    # the grid's protocol makes ScienceWorld the transfer target, as the paper's Table 2
+    assert InstructRagMethod.protocol(scienceworld).method_args == {"train_benchmark": "alfworld"}
 
 
 def test_a_resumed_stream_has_the_graph_agents_and_adaptations_it_saved():

@@ -4,6 +4,8 @@ with the paper's numbers cited."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Optional
 
 import pytest
@@ -122,7 +124,7 @@ def test_table6_has_a_column_per_delta_of_the_full_method_with_stages_from_first
     assert rows(first) == {
         "effectiveness (SR)": ("0.000", "0.667"),
         "scored episodes": ("1", "3"),
-        "streams with stages": ("1", "2"),
+        "preparations": ("1", "2"),
         "construction (s)": ("1.50", "2.00"),
         "training (s)": ("100.0", "75.0"),
         "few-shot (s)": ("30.0", "30.0"),
@@ -140,6 +142,22 @@ def test_table6_has_a_column_per_delta_of_the_full_method_with_stages_from_first
     assert rows(second)["effectiveness (score/100)"] == ("0.700",)
 
 
+def test_table6_counts_a_preparation_once_when_shards_reuse_its_artifact():
+    """A sharded stream's later shards load the artifact its first made: their first
+    records carry the stages but not the preparation's LLM calls."""
+    made = record(args={}, stages=STAGES, usage={"train": 40, "few_shot": 12})
+    made = dataclasses.replace(made, extra={**made.extra, "prepared": {"key": "k", "reused": False}})
+    shard = record(args={}, instance="b", stages=STAGES, usage={"actor": 2})
+    shard = dataclasses.replace(shard, extra={**shard.extra, "prepared": {"key": "k", "reused": True}})
+    [table] = table6([made, shard])
+    cells = rows(table)
+    assert cells["preparations"] == ("1",) and cells["LLM calls, training"] == ("40",)
+    assert cells["scored episodes"] == ("2",)
+    # a stream whose artifact came from another run still shows its stages
+    [table] = table6([shard])
+    assert rows(table)["construction (s)"] == (f"{STAGES['construction_s']:.2f}",)
+
+
 def test_table6_shows_what_is_missing_as_a_dash_and_unrecorded_configs_by_hash():
     records = [record(args=None, config_hash="feedbeef0000"),
                record(args={"delta": 1.0}, stages={"construction_s": 0.5})]
@@ -147,7 +165,7 @@ def test_table6_shows_what_is_missing_as_a_dash_and_unrecorded_configs_by_hash()
     assert table.headers == ("delta", "1", "? [feedbe]")
     cells = rows(table)
     assert cells["construction (s)"] == ("0.50", "—")
-    assert cells["graph nodes"] == ("—", "—") and cells["streams with stages"] == ("1", "0")
+    assert cells["graph nodes"] == ("—", "—") and cells["preparations"] == ("1", "0")
     assert cells["LLM calls, training"] == ("0", "—")  # a stream that called nothing in training
     assert cells["paper F1 (DeepSeek-V2, HotpotQA)"] == ("35.93", "—")
 
