@@ -116,8 +116,8 @@ class ScienceWorldBenchmark(Benchmark):
         return instance_facts(env)
 
     def oracle(self, env: Any) -> Any:
-        """Replays the instance's shortened gold path (oracle_paths.py) when it has one, else
-        the simulator's gold path."""
+        """Replays the instance's stored path (oracle_paths.py: shortened, or pinned for the
+        step18 splits) when it has one, else the simulator's live gold path."""
         from lifebench.benchmarks.replay_oracle import ReplayOracle
         from lifebench.benchmarks.scienceworld.oracle_paths import oracle_path
         from lifebench.benchmarks.scienceworld.tasks import instance_id

@@ -1,7 +1,10 @@
-"""Shortened gold paths the oracle replays: `splits/scienceworld/oracle_paths.jsonl`, one
-row per instance whose simulator gold path was shortened by `shorten.py` (rows:
-instance_id, simplification, gold_length, path). Each path was checked by a replay on the
-real simulator under `simplification`; under another preset the oracle replays the gold."""
+"""The paths the oracle replays: `splits/scienceworld/oracle_paths.jsonl`, one row per
+instance (rows: instance_id, simplification, gold_length, path): the simulator's gold path
+shortened by `shorten.py` where it was longer than the budget, or pinned as it is by
+`pin_gold.py` for every other instance of the step18 splits (the live gold path depends on
+what the JVM loaded before). Each path was checked by a replay on the real simulator under
+`simplification`; under another preset, and for an instance without a row, the oracle
+replays the live gold."""
 
 from __future__ import annotations
 

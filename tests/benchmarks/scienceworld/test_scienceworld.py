@@ -125,6 +125,33 @@ def test_shortened_oracle_paths_win_within_the_budget(bench):
     assert oracle_path(over[0].instance_id, "openDoors") == []
 
 
+def test_the_oracle_replays_the_same_path_after_any_other_task(bench):
+    """The simulator's live gold path depends on what its JVM loaded before (README:
+    pinned gold paths): every instance of the step18 splits replays a stored path, and it
+    wins whatever the JVM played first."""
+    from lifebench.benchmarks.scienceworld.oracle_paths import oracle_path
+    from lifebench.benchmarks.scienceworld.pin_gold import PINNED_SPLITS
+
+    for split in PINNED_SPLITS:
+        assert all(oracle_path(i.instance_id, "easy") for i in bench.instances(split)), split
+    paint = bench.instance("step18-train", "chemistry-mix-paint-secondary-color:2")
+    for before in ("boil:0", "find-living-thing:2"):
+        env = bench.make_env(bench.instance("step18-train", before), 0)
+        env.reset()
+        env.close()
+        env = bench.make_env(paint, 0)
+        oracle = bench.oracle(env)
+        obs, played = env.reset(), []
+        for _ in range(bench.budget(paint)):
+            played.append(oracle.next_action(obs))
+            step = env.step(played[-1])
+            obs = step.observation
+            if step.done:
+                break
+        env.close()
+        assert step.success and played == oracle_path(paint.instance_id, "easy"), before
+
+
 def test_wrong_focus_is_fatal_and_keeps_the_best_score(bench):
     instance = next(i for i in bench.instances("step18-v1") if i.metadata["task_id"] == "2-1")
     env = bench.make_env(instance, 0)
