@@ -1,10 +1,11 @@
 """Paired comparisons between the arms of a grid, with multiple-comparison correction.
 
 An arm is a method (with its config) and model on a benchmark split and budget. lifebench
-runs every arm on the same instances and seeds, so two arms are compared on matched
-episodes: (instance, seed, trial), or (instance, seed) when the benchmark's protocol keeps
-one trial per instance (ScienceWorld: the best). Matched: a paired t-test for numeric
-metrics, McNemar's exact test for success; unmatched: Welch's t-test, Fisher's exact test.
+runs every arm on the same instances and seeds, and the instance is the unit of every
+comparison (`lifebench.api.comparison`): trials scored as the protocol says, seeds
+averaged within an instance, then the arms paired over instances. Matched: McNemar's
+exact test where each instance has one binary outcome per arm, else the sign-flip
+permutation test; unmatched: Fisher's exact test, else the two-sample permutation test.
 The p-values of the whole grid are adjusted together (Holm by default, or
 Benjamini-Hochberg).
 """
@@ -14,14 +15,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass
-from statistics import fmean
 from typing import Any, Optional
 
+from lifebench.api.comparison import (InstanceSample, agreement_note, compare_arms, n_label,
+                                      records_sample)
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
-from lifebench.api.stats import TestResult, adjust, fisher_exact, mcnemar_exact, paired_t, welch_t
+from lifebench.api.stats import adjust
 from lifebench.leaderboard.grouping import arm_labels, grouped
-from lifebench.leaderboard.plugins import grouped_trial_aggregation
 
 BINARY_METRICS = ("success",)
 NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s",
@@ -43,17 +44,9 @@ def metric_value(record: EpisodeRecord, metric: str) -> Optional[float]:
     return None
 
 
-def unit_key(record: EpisodeRecord, per_trial: bool) -> tuple:
-    return (record.instance_id, record.seed, record.trial) if per_trial else (record.instance_id, record.seed)
-
-
-def values_by_unit(records: list[EpisodeRecord], metric: str, per_trial: bool) -> dict[tuple, float]:
-    out = {}
-    for r in records:
-        value = metric_value(r, metric)
-        if value is not None:
-            out[unit_key(r, per_trial)] = value
-    return out
+def sample_of(records: list[EpisodeRecord], metric: str) -> InstanceSample:
+    """An arm's (trial-scored) records as its per-instance values of `metric`."""
+    return records_sample(records, lambda r: metric_value(r, metric))
 
 
 @dataclass
@@ -65,7 +58,7 @@ class Comparison:
     budget: str
     metric: str
     test: str
-    n: int
+    n: int  # instances (paired: both arms'; unpaired: a's and b's together)
     mean_a: float
     mean_b: float
     diff: float
@@ -74,6 +67,8 @@ class Comparison:
     p_adjusted: float = math.nan
     effect_size: float = math.nan
     paired: bool = True
+    results_a: int = 0  # the results behind n: episodes, or trials where each counts
+    results_b: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe: NaN and infinities become null."""
@@ -81,50 +76,51 @@ class Comparison:
                 for k, v in asdict(self).items()}
 
 
-def compare_values(a: dict[tuple, float], b: dict[tuple, float], binary: bool,
-                   alternative: str = "two-sided") -> tuple[TestResult, float, float, bool]:
-    """The test of arm a against arm b: (result, mean a, mean b, paired)."""
-    matched = sorted(set(a) & set(b))
-    if matched:
-        xs, ys = [a[k] for k in matched], [b[k] for k in matched]
-        result = mcnemar_exact([x > 0.5 for x in xs], [y > 0.5 for y in ys], alternative) if binary \
-            else paired_t(xs, ys, alternative)
-        return result, fmean(xs), fmean(ys), True
-    xs, ys = list(a.values()), list(b.values())
-    result = fisher_exact([x > 0.5 for x in xs], [y > 0.5 for y in ys], alternative) if binary \
-        else welch_t(xs, ys, alternative)
-    mean = lambda v: fmean(v) if v else math.nan  # noqa: E731
-    return result, mean(xs), mean(ys), False
-
-
 def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = "holm",
             trials: Optional[str] = None) -> list[Comparison]:
     """Every pair of arms within every group, for every metric; p-values adjusted across
     the whole list."""
+    return compared(records, metrics, correction, trials)[0]
+
+
+def compared(records: list[EpisodeRecord], metrics: list[str], correction: str = "holm",
+             trials: Optional[str] = None) -> tuple[list[Comparison], list[str]]:
+    """`compare`, and the notes a reader of its table needs (seeds that replayed one run)."""
     out: list[Comparison] = []
+    agreement: list[tuple[str, InstanceSample]] = []
     for group, arms in sorted(grouped(records, trials).items(), key=lambda kv: tuple(asdict(kv[0]).values())):
-        per_trial = grouped_trial_aggregation(group.benchmark, [a.method for a in arms],
-                                              trials) == "all"
         labels = arm_labels(arms)
         ordered = sorted(arms, key=lambda arm: labels[arm])
+        split = group.split + (f" [{group.benchmark_config_hash[:6]}]"
+                               if group.benchmark_config_hash else "")
         for metric in metrics:
-            values = {arm: values_by_unit(arms[arm], metric, per_trial) for arm in ordered}
+            samples = {arm: sample_of(arms[arm], metric) for arm in ordered}
+            if metric == metrics[0]:
+                agreement += [(f"{group.benchmark} {split} {labels[arm]}", samples[arm])
+                              for arm in ordered]
             for first, second in itertools.combinations(ordered, 2):
-                if not values[first] or not values[second]:
+                if not samples[first].n or not samples[second].n:
                     continue
-                result, mean_a, mean_b, paired = compare_values(
-                    values[first], values[second], metric in BINARY_METRICS)
-                split = group.split + (f" [{group.benchmark_config_hash[:6]}]"
-                                       if group.benchmark_config_hash else "")
+                c = compare_arms(samples[first], samples[second], metric in BINARY_METRICS)
                 out.append(Comparison(
                     a=labels[first], b=labels[second], benchmark=group.benchmark, split=split,
-                    budget=group.budget, metric=metric, test=result.test, n=result.n,
-                    mean_a=mean_a, mean_b=mean_b, diff=mean_a - mean_b,
-                    statistic=result.statistic, p=result.p, effect_size=result.effect_size,
-                    paired=paired))
+                    budget=group.budget, metric=metric, test=c.result.test, n=c.result.n,
+                    mean_a=c.mean_a, mean_b=c.mean_b, diff=c.mean_a - c.mean_b,
+                    statistic=c.result.statistic, p=c.result.p,
+                    effect_size=c.result.effect_size, paired=c.paired,
+                    results_a=c.results_a, results_b=c.results_b))
     for c, p in zip(out, adjust([c.p for c in out], correction)):
         c.p_adjusted = p
-    return out
+    note = agreement_note(agreement)
+    return out, [NOTE] + ([note] if note else [])
+
+
+NOTE = ("n: instances, the unit of every test (each arm's trials scored as its protocol says, "
+        "then its seeds averaged per instance), with the results behind them where they "
+        "differ; paired tests: McNemar's exact test where each instance has one binary "
+        "outcome per arm, else the sign-flip permutation test (exact, or Monte Carlo with "
+        "10,000 resamples and a fixed seed); unpaired (no shared instance): Fisher's exact "
+        "test, else the two-sample permutation test")
 
 
 COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "mean_a", "mean_b",
@@ -153,4 +149,11 @@ def comparison_rows(comparisons: list[Comparison]) -> tuple[list[str], list[list
             return f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.4f}"
         return str(value)
 
-    return list(COLUMNS), [[fmt(k, getattr(c, k)) for k in COLUMNS] for c in comparisons]
+    def shown(c: Comparison, column: str) -> str:
+        if column != "n":
+            return fmt(column, getattr(c, column))
+        if c.paired and c.results_a != c.results_b:
+            return f"{c.n} ({c.results_a}/{c.results_b} results)"
+        return n_label(c.n, c.results_a if c.paired else c.results_a + c.results_b)
+
+    return list(COLUMNS), [[shown(c, k) for k in COLUMNS] for c in comparisons]

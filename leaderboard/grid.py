@@ -9,16 +9,19 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Optional
+from typing import Iterable, Optional
 
+from lifebench.api.comparison import (InstanceEstimate, InstanceSample, agreement_note,
+                                      instance_estimate, records_sample)
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.reporting import Metric, Table, aggregate_trials
-from lifebench.api.stats import bounded_interval, clustered_interval, t_interval
 from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
-from lifebench.leaderboard.plugins import metric_applies, metrics, score_range, trial_aggregation
+from lifebench.leaderboard.plugins import (metric_applies, metrics, primary_metric, score_range,
+                                           trial_aggregation)
 from lifebench.llm.truncation import CutCalls
 
-COLUMNS = ("split", "method", "model", "budget", "trials", "episodes", "success", "95% CI",
+# n: instances, with the results behind them where they differ ("134 (402 results)")
+COLUMNS = ("split", "method", "model", "budget", "trials", "n", "success", "95% CI",
            "mean score", "score 95% CI", "clusters", "mean steps")
 
 
@@ -86,45 +89,30 @@ def _budget_shown(cell: Cell) -> str:
     return "/".join(map(str, budgets))
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A cell's mean of one metric over its (trial-aggregated) results, with its 95% CI."""
-
-    mean: float
-    low: float
-    high: float
-    n: int
+Estimate = InstanceEstimate  # a cell's number: the instance is the unit
 
 
 def estimate(cell: Cell, metric: str) -> Estimate:
-    """Success rate or mean score of the cell with its 95% interval: bounded (on the
-    score's range where the benchmark declares one), cluster-robust where several episodes
-    share a task family (they are not independent), else a t interval."""
-    n = len(cell.results)
-    families = [r.task_family for r in cell.results]
-    clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
-    clusters = families if clustered else None
-    if metric == "success":
-        values = [float(r.success) for r in cell.results]
-        low, high = bounded_interval(values, 0.0, 1.0, clusters)
-    else:
-        values = [r.score for r in cell.results]
-        bounds = score_range(cell.benchmark)
-        if bounds is not None:  # the same interval as success's, on the score's range
-            low, high = bounded_interval(values, *bounds, clusters)
-        elif clustered:
-            low, high = clustered_interval(values, families)
-        else:
-            low, high = t_interval(values)
-    return Estimate(fmean(values) if n else math.nan, low, high, n)
+    """Success rate or mean score of the cell with its 95% interval (`instance_estimate`):
+    bounded on [0, 1] for success and on the score's range where the benchmark declares
+    one, cluster-robust over task families where several instances share one."""
+    bounds = (0.0, 1.0) if metric == "success" else score_range(cell.benchmark)
+    return instance_estimate(cell.results, lambda r: float(getattr(r, metric)), bounds)
+
+
+def _clusters(cell: Cell, success: Estimate) -> str:
+    """What the interval counts as independent: families, or instances where they had
+    several results each."""
+    if success.families:
+        return f"{success.families} famil{'y' if success.families == 1 else 'ies'}"
+    if success.results > success.n:
+        return f"{success.n} instance{'' if success.n == 1 else 's'}"
+    return "—"
 
 
 def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
             context_ambiguous: bool = False, version_ambiguous: bool = False) -> dict[str, str]:
     """The cell's value of every column of COLUMNS."""
-    n = len(cell.results)
-    families = [r.task_family for r in cell.results]
-    clustered = n > 0 and all(f is not None for f in families) and len(set(families)) < n
     success, score = estimate(cell, "success"), estimate(cell, "score")
     method = method_label(cell.method, cell.method_config_hash, None, ambiguous, cell.context,
                           cell.context_config_hash, context_ambiguous,
@@ -132,12 +120,12 @@ def _values(cell: Cell, trials: Optional[str], ambiguous: bool,
     return {
         "split": cell.split, "method": method, "model": cell.model or "—",
         "budget": _budget_shown(cell), "trials": trial_aggregation(cell.benchmark, trials, cell.method),
-        "episodes": str(n), "success": _fmt(success.mean),
+        "n": success.n_label, "success": _fmt(success.mean),
         "95% CI": f"[{_fmt(success.low)}, {_fmt(success.high)}]" if not math.isnan(success.low) else "—",
         "mean score": _fmt(score.mean),
         "score 95% CI": f"[{_fmt(score.low)}, {_fmt(score.high)}]" if not math.isnan(score.low) else "—",
-        "clusters": str(len(set(families))) if clustered else "—",
-        "mean steps": _fmt(fmean(r.steps for r in cell.results) if n else math.nan, 2),
+        "clusters": _clusters(cell, success),
+        "mean steps": _fmt(fmean(r.steps for r in cell.results) if cell.results else math.nan, 2),
     }
 
 
@@ -185,9 +173,30 @@ def benchmark_grids(records: list[EpisodeRecord], trials: Optional[str] = None
         columns = (["config"] if any(c.benchmark_config_hash for c in cells) else []) + list(COLUMNS)
         headers = columns + [m.header for m in shown] + ["failed"]
         table = Table.of(benchmark, headers, _rows(cells, trials, columns, shown),
-                         notes=_pooling_notes(cells) + server_notes(cells))
+                         notes=_pooling_notes(cells) + seeds_notes(
+                             (f"{c.split} {_label(c, cells)}", c) for c in cells) + server_notes(cells))
         tables.append((table, cells))
     return tables
+
+
+def primary_sample(cell: Cell) -> InstanceSample:
+    """The cell's results as per-instance values of its benchmark's primary metric."""
+    metric = primary_metric(cell.benchmark)
+    return records_sample(cell.results, lambda r: float(getattr(r, metric)))
+
+
+def seeds_notes(labelled: Iterable[tuple[str, Cell]]) -> list[str]:
+    """The notes' line on seeds that agreed (`agreement_note`), if any ran several."""
+    note = agreement_note((label, primary_sample(cell)) for label, cell in labelled)
+    return [note] if note else []
+
+
+def _label(cell: Cell, cells: list[Cell]) -> str:
+    """The cell's method, with its config hash where the split ran several of it."""
+    configs = {c.method_config_hash for c in cells if (c.split, c.method, c.model, c.context)
+               == (cell.split, cell.method, cell.model, cell.context)}
+    return method_label(cell.method, cell.method_config_hash, cell.model, len(configs) > 1,
+                        cell.context)
 
 
 def _episodes(cell: Cell) -> dict[int, frozenset[str]]:

@@ -2,11 +2,12 @@
 benchmarks as columns, one number per cell.
 
 - A cell is the benchmark's primary metric (success rate; a score where the benchmark says
-  so, e.g. Crafter's achievements) with its 95% CI and n, trials scored as the method's
-  protocol says.
+  so, e.g. Crafter's achievements) with its 95% CI and n (instances, and the results behind
+  them where they differ), trials scored as the method's protocol says.
 - ▲/▼: significantly better/worse than the baseline method (the run's `baseline`, a value of
-  its spec), paired on matched episodes (McNemar for success, a paired t-test for scores),
-  two-sided, Holm-corrected over the whole table.
+  its spec, or `lifebench leaderboard --baseline`), under the instance rule
+  (`lifebench.api.comparison`: seeds averaged per instance, paired over instances; McNemar
+  or the sign-flip permutation test), two-sided, Holm-corrected over the whole table.
 - The best number of each column is bold.
 - `–`: not run. `×n`: refused, reason n in the notes (from the runs' manifests).
 - Mean rank: only for rows with a number in every column. An average over a partial row
@@ -22,11 +23,12 @@ from typing import Any, Optional
 
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Table
+from lifebench.api.comparison import compare_arms
+from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.stats import adjust
-from lifebench.leaderboard.compare import compare_values, values_by_unit
-from lifebench.leaderboard.grid import Cell, cells_of, estimate
+from lifebench.leaderboard.grid import Cell, cells_of, estimate, primary_sample, seeds_notes
 from lifebench.leaderboard.grouping import method_label
-from lifebench.leaderboard.plugins import grouped_trial_aggregation, primary_metric, score_range
+from lifebench.leaderboard.plugins import primary_metric, score_range
 
 TITLE = "The grid: methods × benchmarks"
 ALPHA = 0.05
@@ -80,10 +82,14 @@ class RunNotes:
 
 
 def headline_table(records: list[EpisodeRecord], manifests: list[dict[str, Any]],
-                   trials: Optional[str] = None, fmt: str = "markdown") -> Optional[Table]:
+                   trials: Optional[str] = None, fmt: str = "markdown",
+                   baseline: Optional[str] = None) -> Optional[Table]:
     """The grid table of `records`, or None when they hold no result. The best number of a
-    column is bold in markdown and marked `*` in the other formats."""
+    column is bold in markdown and marked `*` in the other formats. `baseline`: the method
+    marks are tested against (default: the runs' spec's `baseline`)."""
     notes = RunNotes.of(manifests)
+    if baseline is not None:
+        notes.baseline = baseline
     cells = [c for c in cells_of(records, trials) if c.results]
     if not cells:
         return None
@@ -95,7 +101,7 @@ def headline_table(records: list[EpisodeRecord], manifests: list[dict[str, Any]]
     if len(models) == 1:  # one model: said once, in a note, not in every row
         by_row, refused = _without_model(by_row), {(_no_model(r), c): why for (r, c), why in refused.items()}
     rows = sorted(set(by_row) | {row for row, _ in refused}, key=lambda r: _label(r, by_row))
-    marks = _marks(by_row, columns, notes.baseline, trials)
+    marks = _marks(by_row, columns, notes.baseline)
     values = {(row, col): estimate(cell, primary_metric(col.benchmark))
               for row, per in by_row.items() for col, cell in per.items()}
     best = {col: max((v.mean for (r, c), v in values.items() if c == col and not math.isnan(v.mean)),
@@ -120,15 +126,28 @@ def headline_table(records: list[EpisodeRecord], manifests: list[dict[str, Any]]
                         if not math.isnan(value.low) else "")
             smoke = "ˢ" if (col.benchmark, col.split, cell.method, cell.method_config_hash) \
                 in notes.smoke else ""
-            line.append(f"{text}{marks.get((row, col), '')}{smoke}{interval} n={value.n}")
+            line.append(f"{text}{marks.get((row, col), '')}{smoke}{interval} n={value.n_label}")
         line.append(f"{ranks[row]:.2f}" if row in ranks else "–")
         body.append(line)
     headers = ["method"] + [_column_label(c, columns) for c in columns] + ["mean rank"]
     table_notes = _notes(notes, columns, marks, reasons, any("ˢ" in c for r in body for c in r),
                          "bold" if fmt == "markdown" else "*")
+    table_notes[-1:-1] = seeds_notes((_label(row, by_row), cell) for row in rows
+                                     for cell in by_row.get(row, {}).values())
     if len(models) == 1:
         table_notes.insert(0, f"model: {next(iter(models))} (every LLM method's)")
     return Table.of(TITLE, headers, body, notes=table_notes)
+
+
+def check_baseline(records: list[EpisodeRecord], baseline: Optional[str]) -> None:
+    """A baseline asked for by name must have results here: else one line that names the
+    methods that do."""
+    if baseline is None:
+        return
+    methods = {r.method for r in records if r.is_result}
+    if baseline not in methods:
+        error = unknown_name("baseline method", baseline, methods)
+        raise UserError(f"{error} (--baseline takes a method with results in the directories given)")
 
 
 def _no_model(row: RowKey) -> RowKey:
@@ -208,9 +227,10 @@ def _refusals(refused: list[dict[str, str]], columns: list[ColumnKey],
 
 
 def _marks(by_row: dict[RowKey, dict[ColumnKey, Cell]], columns: list[ColumnKey],
-           baseline: Optional[str], trials: Optional[str]) -> dict[tuple[RowKey, ColumnKey], str]:
+           baseline: Optional[str]) -> dict[tuple[RowKey, ColumnKey], str]:
     """▲/▼ where a row differs significantly from the baseline method's row (of its context
-    and model) in a column: paired on matched episodes, Holm-corrected over the table."""
+    and model) in a column: paired over the instances both ran, Holm-corrected over the
+    table."""
     if baseline is None:
         return {}
     tests = []
@@ -223,15 +243,12 @@ def _marks(by_row: dict[RowKey, dict[ColumnKey, Cell]], columns: list[ColumnKey]
             cell = per.get(col)
             if row.method == baseline or base is None or cell is None:
                 continue
-            per_trial = grouped_trial_aggregation(col.benchmark, [baseline, row.method],
-                                                  trials) == "all"
-            a = values_by_unit(base.results, metric, per_trial)
-            b = values_by_unit(cell.results, metric, per_trial)
-            if not set(a) & set(b):
+            a, b = primary_sample(base), primary_sample(cell)
+            if not set(a.values) & set(b.values):
                 continue  # nothing matched: no paired test
-            result, mean_a, mean_b, _ = compare_values(a, b, metric == "success")
-            if not math.isnan(result.p):
-                tests.append(((row, col), result.p, mean_b - mean_a))
+            c = compare_arms(a, b, metric == "success")
+            if not math.isnan(c.result.p):
+                tests.append(((row, col), c.result.p, c.mean_b - c.mean_a))
     adjusted = adjust([p for _, p, _ in tests], "holm")
     return {where: ("▲" if diff > 0 else "▼") for (where, _, diff), p in zip(tests, adjusted)
             if p < ALPHA and diff != 0}
@@ -277,14 +294,18 @@ def _number(value: float, digits: int) -> str:
 def _notes(notes: RunNotes, columns: list[ColumnKey], marks: dict, reasons: dict[str, int],
            smoke: bool, best: str) -> list[str]:
     out = ["each cell: the benchmark's primary metric (success rate, or its score where "
-           "its column says so) [95% CI] n=results, trials scored as each method's protocol "
-           f"says; {best}: the best of the column"]
+           "its column says so) [95% CI] n=instances (and the results behind them where they "
+           "differ), trials scored as each method's protocol says, the interval clustered by "
+           f"task family or else by instance where those repeat; {best}: the best of the column"]
     if notes.baseline:
-        out.append(f"▲/▼: significantly better/worse than {notes.baseline} (paired on matched "
-                   f"episodes, two-sided, Holm-corrected over the table, alpha {ALPHA:g})")
+        out.append(f"▲/▼: significantly better/worse than {notes.baseline} (paired over the "
+                   f"instances both ran, seeds averaged within each: McNemar's exact test or the "
+                   f"sign-flip permutation test; two-sided, Holm-corrected over the table, alpha "
+                   f"{ALPHA:g}); an n of 5 instances or fewer can never be marked (no exact "
+                   f"two-sided test reaches {ALPHA:g} there)")
     else:
-        out.append("no baseline method was given (`baseline` in the grid spec), so no cell "
-                   "is tested against one")
+        out.append("no baseline method was given (`baseline` in the grid spec, or "
+                   "`lifebench leaderboard --baseline METHOD`), so no cell is tested against one")
     out.append("mean rank: over every column, only for rows with a number in each (1 = best)")
     if smoke:
         out.append("ˢ: smoke scale: the method prepared at the reduced scale it declares for "

@@ -52,14 +52,6 @@ def _scored_trial(method: str, benchmark: str) -> Optional[str]:
     return _method_class(method).protocol(bench).scored_trial
 
 
-def grouped_trial_aggregation(benchmark: str, methods: Sequence[str],
-                              override: Optional[str] = None) -> str:
-    """The rule for comparing arms of several methods on one benchmark split: per episode
-    (`all`) only when every method keeps all its trials, else per instance."""
-    rules = {trial_aggregation(benchmark, override, m) for m in methods} or {"all"}
-    return "all" if rules == {"all"} else next(iter(sorted(rules - {"all"})))
-
-
 def per_task_metric(benchmark: str) -> str:
     return _benchmark_class(benchmark).per_task_metric
 

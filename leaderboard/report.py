@@ -10,7 +10,7 @@ from typing import Optional
 
 from lifebench.api.errors import UserError
 from lifebench.leaderboard.grid import benchmark_tables, grid
-from lifebench.leaderboard.headline import headline_table
+from lifebench.leaderboard.headline import check_baseline, headline_table
 from lifebench.leaderboard.loading import load_nonempty, manifests_of
 from lifebench.leaderboard.planned import plan_table
 from lifebench.leaderboard.plugins import plugin_tables
@@ -19,8 +19,10 @@ from lifebench.leaderboard.tables import budget_tables, model_tables, per_task_t
 
 
 def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
-                       trials: Optional[str] = None, plots: str | Path | None = None) -> str:
+                       trials: Optional[str] = None, plots: str | Path | None = None,
+                       baseline: Optional[str] = None) -> str:
     records = load_nonempty(directories)
+    check_baseline(records, baseline)
     written = []
     if plots is not None:
         from lifebench.leaderboard.plots import write_plots
@@ -34,7 +36,7 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
         headers, rows = grid(records, trials)
         return render(headers, rows, fmt)
     results = [r for r in records if r.is_result]
-    headline = headline_table(records, manifests_of(directories), trials, fmt)
+    headline = headline_table(records, manifests_of(directories), trials, fmt, baseline)
     tables = ([headline] if headline else []) + (benchmark_tables(records, trials) + model_tables(records, trials)
               + plugin_tables(results) + per_task_tables(records, trials) + budget_tables(records, trials))
     planned = plan_table(directories, records)

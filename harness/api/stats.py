@@ -1,6 +1,9 @@
 """Confidence intervals and tests: the leaderboard's, and for plugins' own tables.
 
-Each estimator states its assumptions; scipy and statsmodels do the distributions.
+Each estimator states its assumptions; scipy and statsmodels do the distributions, and
+`lifebench.api.permutation` the permutation tests' null distributions. Which test compares
+two arms, on what unit, is decided once, in `lifebench.api.comparison` (the instance is
+the unit).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from scipy import stats as _stats
+
+from lifebench.api.permutation import sign_flip_pvalue, two_sample_pvalue
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -144,17 +149,19 @@ def _nan_to(value: float, default: float) -> float:
 
 
 def paired_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
+    """Student's paired t-test. Assumes normal differences; at small n prefer
+    `sign_flip_test`, which assumes nothing of their shape."""
     diffs = [x - y for x, y in zip(a, b)]
     n = len(diffs)
     if n < 2:
         return TestResult("paired t", n, math.nan, math.nan, math.nan)
     if all(d == diffs[0] for d in diffs):
-        # no spread in the differences: t is undefined (zero) or infinite (constant shift)
+        # No spread in the differences: t is 0/0 or infinite. The t distribution then says
+        # nothing (it would give p = 0 for a constant shift at any n): undefined.
         shift = diffs[0]
         if shift == 0:
             return TestResult("paired t", n, math.nan, 1.0, 0.0)
-        agrees = alternative == "two-sided" or (shift > 0) == (alternative == "greater")
-        return TestResult("paired t", n, math.copysign(math.inf, shift), 0.0 if agrees else 1.0,
+        return TestResult("paired t", n, math.copysign(math.inf, shift), math.nan,
                           math.copysign(math.inf, shift))
     result = _stats.ttest_rel(a, b, alternative=alternative)
     mean = sum(diffs) / n
@@ -186,7 +193,51 @@ def _unpaired_t(a: list[float], b: list[float], alternative: str, equal_var: boo
     pooled = math.sqrt(((len(a) - 1) * va + (len(b) - 1) * vb) / (n - 2))
     statistic = _nan_to(result.statistic, math.nan)
     p = _nan_to(result.pvalue, 1.0 if ma == mb else math.nan)
+    if not pooled and ma != mb:
+        p = math.nan  # two constant samples: t is infinite, its p of 0 means nothing
     return TestResult(name, n, statistic, p, (ma - mb) / pooled if pooled else math.nan)
+
+
+def sign_flip_test(diffs: Sequence[float], alternative: str = "two-sided") -> TestResult:
+    """The paired permutation (sign-flip) test of per-unit differences (a - b): exact, or
+    Monte Carlo with a fixed seed where exact would be costly (`lifebench.api.permutation`
+    says which, and the test's name: "sign flip exact" or "sign flip monte carlo").
+    Assumes independent units, and under the null, arms exchangeable within a unit; no
+    shape of the differences. Statistic: the mean difference. Effect size: Cohen's d_z
+    (infinite for a constant non-zero difference). Its smallest two-sided p at n units is
+    2 / 2^n: 0.5 at n = 2."""
+    n = len(diffs)
+    if n == 0:
+        return TestResult("sign flip exact", 0, math.nan, math.nan, math.nan)
+    p, null = sign_flip_pvalue(diffs, alternative)
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else math.nan
+    if sd == 0 or math.isnan(sd):
+        effect = 0.0 if mean == 0 else (math.copysign(math.inf, mean) if n > 1 else math.nan)
+    else:
+        effect = mean / sd
+    return TestResult(f"sign flip {_kind(null)}", n, mean, p, effect)
+
+
+def permutation_test(a: Sequence[float], b: Sequence[float],
+                     alternative: str = "two-sided") -> TestResult:
+    """The two-sample permutation test of mean(a) - mean(b) (unpaired): exact, or Monte
+    Carlo with a fixed seed ("permutation exact" / "permutation monte carlo"). Assumes
+    independent units, exchangeable between the samples under the null. Statistic: the
+    difference of the means. Effect size: Cohen's d (pooled sd)."""
+    n = len(a) + len(b)
+    if not a or not b:
+        return TestResult("permutation exact", n, math.nan, math.nan, math.nan)
+    p, null = two_sample_pvalue(a, b, alternative)
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    squares = sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)
+    pooled = math.sqrt(squares / (n - 2)) if n > 2 else math.nan
+    effect = (ma - mb) / pooled if pooled else (0.0 if ma == mb else math.nan)
+    return TestResult(f"permutation {_kind(null)}", n, ma - mb, p, effect)
+
+
+def _kind(null: str) -> str:
+    return "exact" if null == "exact" else "monte carlo"
 
 
 def two_way_anova(values: list[float], first: list[str], second: list[str]) -> list[dict]:

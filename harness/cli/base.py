@@ -52,6 +52,12 @@ def add_trials_argument(parser: argparse.ArgumentParser, help_text: str) -> None
     parser.add_argument("--trials", choices=TRIAL_AGGREGATIONS, help=help_text)
 
 
+def add_baseline_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--baseline", metavar="METHOD",
+                        help="mark the grid table's cells significantly better or worse than "
+                             "this method's (▲/▼; default: the grid spec's `baseline`)")
+
+
 def add_correction_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
                         help="multiple-comparison correction (default holm)")

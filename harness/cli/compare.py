@@ -45,9 +45,10 @@ class Compare(SubCommand):
                 headers = list(rows[0])
                 text = render(headers, [[_cell(row[h]) for h in headers] for row in rows], args.format)
         else:
-            from lifebench.leaderboard.compare import compare, comparison_rows
+            from lifebench.leaderboard.compare import compared, comparison_rows
 
-            comparisons = compare(records, metrics, correction=args.correction, trials=args.trials)
+            comparisons, notes = compared(records, metrics, correction=args.correction,
+                                          trials=args.trials)
             if not comparisons:
                 raise UserError("nothing to compare: each benchmark split holds results of one arm "
                                 "only (compare needs two methods, configs or models on it)")
@@ -56,6 +57,8 @@ class Compare(SubCommand):
             else:
                 headers, rows = comparison_rows(comparisons)
                 text = render(headers, rows, args.format)
+                if args.format != "csv":  # a CSV file holds the table alone
+                    text += "".join(f"\nnote: {note}" for note in notes)
         write_output(args.output, text)
         print(text)
         return 0

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from lifebench.api.errors import UserError
-from lifebench.cli.base import (SubCommand, add_correction_argument, add_trials_argument,
-                                results_inputs)
+from lifebench.cli.base import (SubCommand, add_baseline_argument, add_correction_argument,
+                                add_trials_argument, results_inputs)
 
 DEFAULT_PORT = 8000
 
@@ -27,6 +27,7 @@ class View(SubCommand):
                             help="metrics of the paired comparisons (default: success and "
                                  "score); repeatable, as in `lifebench compare`")
         add_correction_argument(parser)
+        add_baseline_argument(parser)
         parser.add_argument("--serve", action="store_true",
                             help="then serve the site on 127.0.0.1 until Ctrl-C")
         parser.add_argument("--port", type=int,
@@ -45,7 +46,8 @@ class View(SubCommand):
         kept = Path(output).with_name(Path(output).name + "-submissions")
         with results_inputs(args.dirs, keep_in=kept) as dirs:
             site = build_site(dirs, output, trials=args.trials,
-                              metrics=args.metric or ["success", "score"], correction=args.correction)
+                              metrics=args.metric or ["success", "score"], correction=args.correction,
+                              baseline=args.baseline)
         print(f"wrote the results site of {site.episodes} episodes ({site.streams} streams, "
               f"{site.bytes / 1e6:.1f} MB of data) to {site.output}; open "
               f"{site.index.resolve().as_uri()}")

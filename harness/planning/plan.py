@@ -66,7 +66,8 @@ class CellPlan:
     context: str
     method_config_hash: str
     episodes: int
-    units: int  # instances x seeds: the pairs a comparison matches
+    units: int  # instances x seeds: the episodes' (instance, seed) pairs
+    instances: int = 0  # the unit of every comparison: the MDE's n
     calls: tuple[float, float] = (0.0, 0.0)
     tokens_in: tuple[float, float] = (0.0, 0.0)
     tokens_out: tuple[float, float] = (0.0, 0.0)
@@ -236,10 +237,11 @@ def _plan_cell(config: RunConfig, key: tuple, members: list[StreamSpec],
                probes: list[EpisodeRecord], window: Optional[int], correlation: float) -> CellPlan:
     first = members[0]
     bench = registry.get_benchmark(first.benchmark, first.benchmark_config)
-    units = len(first.instance_ids) * len(config.seeds)
+    instances = len(first.instance_ids)
     cell = CellPlan(first.method, first.benchmark, first.split, first.context,
                     first.method_config_hash, episodes=sum(len(s.episodes) for s in members),
-                    units=units, mde=_mde(units, correlation))
+                    units=instances * len(config.seeds), instances=instances,
+                    mde=_mde(instances, correlation))
     if first.llm is None:
         return cell  # no model: nothing to spend
     probe_hash = _probe_hash(config, first)
@@ -346,6 +348,8 @@ def _scale_tokens(cell: CellPlan, ratio: float) -> None:
 
 
 def _mde(n: int, correlation: float) -> Optional[float]:
+    """The minimum detectable difference of success over n instances, the unit of every
+    comparison: seeds are assumed to add nothing (a model at temperature 0 replays them)."""
     if n < 1:
         return None
     return min(1.0, (Z_ALPHA + Z_POWER) * math.sqrt(2 * 0.25 * (1 - correlation) / n))
@@ -381,8 +385,10 @@ def _assumptions(throughput: Throughput, prices: dict, correlation: float, timeo
         "prompt tokens per call grow with the history up to the full budget (capped at the "
         "context window when known); completion tokens: the scripted replies' (low) to the "
         "calls' max_tokens caps (high): a reasoning model sits near the high end",
-        f"minimum detectable difference in success rate against the baseline: paired, alpha "
-        f"0.05 two-sided, power 0.8, p 0.5, correlation between methods {correlation:g}",
+        f"minimum detectable difference in success rate against the baseline: paired over "
+        f"instances (the unit of every comparison; more seeds narrow it only where they are "
+        f"independent draws, which at temperature 0 they are not), alpha 0.05 two-sided, "
+        f"power 0.8, p 0.5, correlation between methods {correlation:g}",
     ]
     out.append(f"hours at {throughput.source}" if throughput.source else
                "no throughput given (--tokens-per-s or --server-profile): no hours")

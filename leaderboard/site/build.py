@@ -13,6 +13,7 @@ import lifebench
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.leaderboard.grid import benchmark_grids, server_notes
+from lifebench.leaderboard.headline import check_baseline
 from lifebench.leaderboard.site.episodes import (MethodLabels, episode_index, failure_rows,
                                                  order_key, stream_id, stream_payloads)
 from lifebench.leaderboard.site.inputs import SiteInputs, load_inputs
@@ -80,8 +81,10 @@ def _failures(inputs: SiteInputs, rows: dict, labels: MethodLabels) -> dict[str,
 
 
 def build_site(directories: Sequence[str | Path], output: str | Path, trials: Optional[str] = None,
-               metrics: Sequence[str] = ("success", "score"), correction: str = "holm") -> SiteSummary:
+               metrics: Sequence[str] = ("success", "score"), correction: str = "holm",
+               baseline: Optional[str] = None) -> SiteSummary:
     inputs = load_inputs(list(directories))
+    check_baseline(inputs.records, baseline)
     out = Path(output)
     labels = MethodLabels(inputs.records)
     ordered = sorted(inputs.records, key=order_key)
@@ -93,7 +96,7 @@ def build_site(directories: Sequence[str | Path], output: str | Path, trials: Op
         "meta": {"directories": [str(d) for d in inputs.directories],
                  "lifebench": getattr(lifebench, "__version__", None),
                  "episodes": len(ordered), "trials": trials, "streams": len(streams)},
-        "headline": headline_json(inputs, trials),
+        "headline": headline_json(inputs, trials, baseline),
         "grid": grid_json(inputs, trials, labels),
         "comparisons": comparisons_json(inputs.records, list(metrics), correction, trials),
         "tables": further_tables(inputs.records, trials),

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.reporting import Table
-from lifebench.leaderboard.compare import compare, comparison_rows
+from lifebench.leaderboard.compare import compared, comparison_rows
 from lifebench.leaderboard.grid import Cell, benchmark_grids, cell_key
 from lifebench.leaderboard.headline import headline_table
 from lifebench.leaderboard.plugins import plugin_tables
@@ -61,18 +61,19 @@ def grid_json(inputs: SiteInputs, trials: Optional[str], labels: MethodLabels) -
     return {"tables": tables, "cells": cells}
 
 
-def headline_json(inputs: SiteInputs, trials: Optional[str]) -> Optional[dict[str, Any]]:
+def headline_json(inputs: SiteInputs, trials: Optional[str],
+                  baseline: Optional[str] = None) -> Optional[dict[str, Any]]:
     """The grid table (methods x benchmarks) the leaderboard page opens with."""
-    table = headline_table(inputs.records, inputs.manifests, trials, fmt="html")
+    table = headline_table(inputs.records, inputs.manifests, trials, fmt="html", baseline=baseline)
     return table_json(table, "headline") if table is not None else None
 
 
 def comparisons_json(records: list[EpisodeRecord], metrics: list[str], correction: str,
                      trials: Optional[str]) -> dict[str, Any]:
-    found = compare(records, metrics, correction=correction, trials=trials)
+    found, notes = compared(records, metrics, correction=correction, trials=trials)
     headers, rows = comparison_rows(found)
     return {"headers": headers, "rows": rows, "metrics": metrics, "correction": correction,
-            "p_adjusted": [c.to_json()["p_adjusted"] for c in found]}
+            "notes": notes, "p_adjusted": [c.to_json()["p_adjusted"] for c in found]}
 
 
 def further_tables(records: list[EpisodeRecord], trials: Optional[str]) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from statistics import fmean, stdev
 from typing import Callable, Optional, Sequence
 
 from lifebench.api import TEACHER_STYLES, EpisodeRecord, Table, is_curriculum_split
+from lifebench.api.comparison import compare_arms, n_label, records_sample
 from lifebench.api.stats import binary_f1, student_t, two_way_anova
 from lifebench.methods.how2.strategies import STRATEGIES
 
@@ -218,16 +219,23 @@ def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
                     headers, rows)
 
 
-def _pooled(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
-            families: Sequence[str] = FAMILIES) -> list[float]:
-    """Episode-level success of the given cells, over seeds and families (every model)."""
-    return [float(r.success) for (strategy, teacher, _), by_family in groups.items()
+def _pooled_records(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
+                    families: Sequence[str] = FAMILIES) -> list[EpisodeRecord]:
+    """The records of the given cells, over seeds and families (every model)."""
+    return [r for (strategy, teacher, _), by_family in groups.items()
             if strategy in strategies and teacher in teachers
             for f in families for rs in by_family.get(f, {}).values() for r in rs]
 
 
+def _pooled(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
+            families: Sequence[str] = FAMILIES) -> list[float]:
+    """Episode-level success of the given cells, over seeds and families (every model)."""
+    return [float(r.success) for r in _pooled_records(groups, strategies, teachers, families)]
+
+
 def _test(a: list[float], b: list[float]) -> Optional[list[str]]:
-    """n a, n b, t, p and the significance mark; None when a sample has fewer than 2."""
+    """The paper's test: n a, n b, t, p and the significance mark; None when a sample has
+    fewer than 2."""
     if len(a) < 2 or len(b) < 2:
         return None
     result = student_t(a, b)
@@ -235,7 +243,31 @@ def _test(a: list[float], b: list[float]) -> Optional[list[str]]:
     return [str(len(a)), str(len(b)), _number(result.statistic), _number(result.p, ".3g"), mark]
 
 
+def _example(record: EpisodeRecord) -> tuple[str, str]:
+    """The unit of our tests: an example of a split family (low or high)."""
+    return SPLIT_FAMILIES[record.split], record.instance_id
+
+
+def _ours(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord]) -> list[str]:
+    """Our test, the leaderboard's rule: the example as the unit, each example's success
+    averaged over its seeds (and the pooled strategies, models), paired over the examples
+    both sides ran: n (with the episodes behind it), p and the significance mark."""
+    xs = records_sample(a, lambda r: float(r.success), _example)
+    ys = records_sample(b, lambda r: float(r.success), _example)
+    if not xs.n or not ys.n:
+        return ["", "", ""]
+    c = compare_arms(xs, ys, binary=True)
+    mark = "*" if not math.isnan(c.result.p) and c.result.p < SIGNIFICANT else ""
+    return [n_label(c.result.n, c.results_a + c.results_b), _number(c.result.p, ".3g"), mark]
+
+
 EXAMPLE_SETS = (("solvable (paper)", True), ("all", False))
+OURS_NOTE = ("the paper's test counts episodes (seeds and examples alike) as independent; ours "
+             "takes the example (a split's instance) as the unit, as every comparison of the "
+             "leaderboard does: each example's success averaged over its seeds (and the pooled "
+             "strategies), then paired over the examples both sides ran, the sign-flip "
+             "permutation test (McNemar's exact test where each example has one outcome); "
+             "n: examples, with the episodes of both sides behind them; uncorrected")
 
 
 def tests(records: Sequence[EpisodeRecord]) -> list[Table]:
@@ -252,18 +284,22 @@ def tests(records: Sequence[EpisodeRecord]) -> list[Table]:
     for (name, strategies, first, second), paper in zip(comparisons, PAPER_TESTS):
         for label, solvable_only in EXAMPLE_SETS:
             groups = _groups(records, ordered, solvable_only)
-            a, b = _pooled(groups, strategies, first), _pooled(groups, strategies, second)
+            mine = _pooled_records(groups, strategies, first)
+            theirs = _pooled_records(groups, strategies, second)
+            a, b = [float(r.success) for r in mine], [float(r.success) for r in theirs]
             test = _test(a, b)
             if test:
                 rows.append([name, label, f"{fmean(a):.3f}", f"{fmean(b):.3f}", *test,
-                             paper if solvable_only else ""])
+                             *_ours(mine, theirs), paper if solvable_only else ""])
     tables = []
     if rows:
         tables.append(Table.of(
-            f"How²'s hypothesis tests (Student's t on episode success, pooled over seeds and both "
-            f"splits; {ORDER_NAMES[ordered]}; * p < {SIGNIFICANT})",
-            ["comparison", "examples", "mean a", "mean b", "n a", "n b", "t", "p", "sig",
-             f"paper ({PAPER_SETTING})"], rows))
+            f"How²'s hypothesis tests (the paper's test: Student's t on episode success, pooled "
+            f"over seeds and both splits; ours: paired over examples; {ORDER_NAMES[ordered]}; "
+            f"* p < {SIGNIFICANT})",
+            ["comparison", "examples", "mean a", "mean b", "paper's n a", "paper's n b",
+             "paper's t", "paper's p", "paper's sig", "ours n", "ours p", "ours sig",
+             f"paper ({PAPER_SETTING})"], rows, [OURS_NOTE]))
     for label, solvable_only in EXAMPLE_SETS:
         anova = _table7(_groups(records, ordered, solvable_only), label, solvable_only)
         if anova:
@@ -314,19 +350,28 @@ def table6(records: Sequence[EpisodeRecord]) -> list[Table]:
         intervention = [fmean(_per_seed(groups[k]["high"], COLUMNS[3][1])) for k in keys]
         row = [name, f"{fmean(success):.3f}", f"{fmean(intervention):.3f}", str(len(keys))]
         for _, solvable_only in EXAMPLE_SETS:
-            test = None
+            test, ours = None, ["", "", ""]
             if name != "how2":
-                how2 = _pooled(_groups(records, True, solvable_only), ["how2"], TEACHER_STYLES, ["high"])
-                mine = _pooled(_groups(records, ordered, solvable_only), [strategy], TEACHER_STYLES, ["high"])
-                test = _test(mine, how2)
-            row += [test[2], test[3], test[4]] if test else ["", "", ""]
+                how2 = _pooled_records(_groups(records, True, solvable_only), ["how2"],
+                                       TEACHER_STYLES, ["high"])
+                mine = _pooled_records(_groups(records, ordered, solvable_only), [strategy],
+                                       TEACHER_STYLES, ["high"])
+                test = _test([float(r.success) for r in mine], [float(r.success) for r in how2])
+                ours = _ours(mine, how2)
+            row += ([test[2], test[3], test[4]] if test else ["", "", ""]) + ours
         paper_sr, paper_intervention, paper_test = PAPER_TABLE6[name]
         rows.append(row + [f"{paper_sr:.2f}", f"{paper_intervention:.2f}", paper_test or ""])
-    return [Table.of("How² ablations (Table 6 layout; high repetition, mean over teachers; t-test "
-                     "against how2 in curriculum order, on the solvable examples (the paper's) and on all)",
-                     ["ablation", "SR", "avg intervention", "teachers", "t (solvable)", "p (solvable)",
-                      "sig", "t (all)", "p (all)", "sig (all)", "paper SR", "paper intervention",
-                      f"paper test ({PAPER_SETTING})"], rows)]
+    return [Table.of("How² ablations (Table 6 layout; high repetition, mean over teachers; each "
+                     "against how2 in curriculum order, on the solvable examples (the paper's) and "
+                     "on all: the paper's test, Student's t on episode success, and ours, paired "
+                     "over examples)",
+                     ["ablation", "SR", "avg intervention", "teachers",
+                      "paper's t (solvable)", "paper's p (solvable)", "paper's sig (solvable)",
+                      "ours n (solvable)", "ours p (solvable)", "ours sig (solvable)",
+                      "paper's t (all)", "paper's p (all)", "paper's sig (all)",
+                      "ours n (all)", "ours p (all)", "ours sig (all)",
+                      "paper SR", "paper intervention", f"paper test ({PAPER_SETTING})"], rows,
+                     [OURS_NOTE])]
 
 
 def how2_tables(records: Sequence[EpisodeRecord]) -> list[Table]:

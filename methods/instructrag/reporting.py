@@ -25,8 +25,9 @@ from statistics import fmean
 from typing import Any, NamedTuple, Optional, Sequence
 
 from lifebench.api import EpisodeRecord, Table, aggregate_trials
-from lifebench.api.stats import (TestResult, adjust, bounded_interval, mcnemar_exact, paired_t,
-                                 welch_t)
+from lifebench.api.comparison import (ArmComparison, compare_arms, instance_estimate, n_label,
+                                      records_sample)
+from lifebench.api.stats import TestResult, adjust, welch_t
 from lifebench.methods.instructrag.training import Hyper, Switches
 
 # The package's Method.name (its records' `method`), and the methods whose records on the
@@ -75,7 +76,7 @@ PAPER_TABLE6 = {0.0: (34.02, 5), 0.2: (35.19, 29), 0.4: (37.17, 286), 0.6: (36.6
 PAPER_TABLE7 = {1: (34.78, 32.05), 2: (36.16, 33.57), 3: (37.17, 34.74), 4: (36.98, 35.31),
                 5: (36.77, 42.09)}
 TABLE5_NOTE = ("SR: success rate; score/100: mean score scaled to [0, 1] (the paper's "
-               "measures); n: scored episodes")
+               "measures); n: instances, with the scored episodes behind them where they differ")
 PAPER_NOTE = (f"paper ({PAPER_ABLATIONS}): the paper's numbers (F1 x 100 on HotpotQA, "
               f"DeepSeek-V2), cited: its dataset, measure and backbone, not ours; — where it "
               f"has no such {{}}")
@@ -213,8 +214,14 @@ def _many(count: int, noun: str) -> str:
 
 def _counts(records: Sequence[EpisodeRecord]) -> str:
     seeds = sorted({r.seed for r in records})
+    instances = len({(r.benchmark, r.split, r.instance_id) for r in records})
     return (f"{_many(len(seeds), 'seed')} ({', '.join(map(str, seeds))}); "
-            f"n = {_many(len(records), 'scored episode')}")
+            f"{_many(instances, 'instance')}, {_many(len(records), 'scored episode')}")
+
+
+def _n(records: Sequence[EpisodeRecord]) -> str:
+    """n as instances, with the scored episodes behind them where they differ."""
+    return n_label(len({(r.split, r.instance_id) for r in records}), len(records))
 
 
 def table5(records: Sequence[EpisodeRecord]) -> list[Table]:
@@ -232,7 +239,7 @@ def table5(records: Sequence[EpisodeRecord]) -> list[Table]:
             row = [variant.label]
             for column in columns:
                 mine = cells[column].get(variant, [])
-                row += ([f"{effectiveness(column.benchmark, mine):.3f}", len(mine)] if mine
+                row += ([f"{effectiveness(column.benchmark, mine):.3f}", _n(mine)] if mine
                         else ["—", "—"])
             rows.append(row + [_shown(_paper_table5(variant), 2)])
         shown = [r for c in columns for rs in cells[c].values() for r in rs]
@@ -387,9 +394,11 @@ TABLE2 = Comparison(
            "the paper prints it",
            "paper (HotpotQA → ScienceWorld, <backbone>): the paper's Table 2, trained on "
            "HotpotQA, cited: its training data and backbones, not ours; it has no ReAct row"))
-ROWS_NOTE = ("95% CI: the leaderboard's (Wilson's on the bounded mean, cluster-robust where "
-             "episodes share a task family); n: scored episodes, one per instance and seed "
-             "(its first trial: the paper's one attempt per task); seeds: the row's")
+ROWS_NOTE = ("the measure and its 95% CI: the leaderboard's, the instance as the unit (each "
+             "instance's seeds averaged; Wilson's on the bounded mean, cluster-robust where "
+             "instances share a task family); n: instances, with the scored episodes behind "
+             "them where they differ (one per instance and seed: its first trial, the paper's "
+             "one attempt per task); seeds: the row's")
 # Why an InstructRAG record is not a row of Table 1 or 2.
 ABLATION = "ablations or changed delta/K (Tables 5-7)"
 NOT_TRANSFER = "not trained on ALFWorld (extra.instructrag_args lacks train_benchmark=alfworld)"
@@ -461,33 +470,26 @@ def _rows(records: Sequence[EpisodeRecord], spec: Comparison
     return out, left_out
 
 
-def _interval(row: Row, benchmark: str) -> tuple[float, float]:
-    """The leaderboard's interval of a bounded mean (its grid's): cluster-robust where
-    episodes share a task family, which makes them dependent."""
-    families = [r.task_family for r in row.records]
-    shared = all(f is not None for f in families) and len(set(families)) < len(families)
-    return bounded_interval(_measures(benchmark, row.records), 0.0, 1.0,
-                            families if shared else None)
+def _estimate(row: Row, benchmark: str) -> Any:
+    """The leaderboard's estimate of the row's measure (its grid's): the instance as the
+    unit (seeds averaged within it), cluster-robust where instances share a task family."""
+    return instance_estimate(row.records, lambda r: _measures(benchmark, [r])[0], (0.0, 1.0))
 
 
-def _paired(benchmark: str, a: Row, b: Row) -> Optional[TestResult]:
-    """Our test: on the (instance, seed) pairs both rows played, as `lifebench compare`
-    pairs arms: McNemar's exact test of success, a paired t-test of scores."""
-    xs = {(r.instance_id, r.seed): r for r in a.records}
-    ys = {(r.instance_id, r.seed): r for r in b.records}
-    shared = sorted(set(xs) & set(ys))
-    if not shared:
+def _paired(benchmark: str, a: Row, b: Row) -> Optional[ArmComparison]:
+    """Our test, the leaderboard's: paired over the instances both rows played, each
+    instance's seeds averaged first (`lifebench.api.comparison`)."""
+    xs = records_sample(a.records, lambda r: _measures(benchmark, [r])[0])
+    ys = records_sample(b.records, lambda r: _measures(benchmark, [r])[0])
+    if not set(xs.values) & set(ys.values):
         return None
-    if benchmark in SCORE_MAX:
-        return paired_t(_measures(benchmark, [xs[k] for k in shared]),
-                        _measures(benchmark, [ys[k] for k in shared]))
-    return mcnemar_exact([xs[k].success for k in shared], [ys[k].success for k in shared])
+    return compare_arms(xs, ys, binary=benchmark not in SCORE_MAX)
 
 
 def _unpaired(benchmark: str, a: Row, b: Row) -> TestResult:
     """The paper's "t-test with p < 0.05" (§5.1), which it does not specify: two samples of
     per-episode measures; Welch's, because methods of different success rates have
-    different variances (and it is the leaderboard's unpaired test)."""
+    different variances. Labelled as the paper's: it counts episodes, not instances."""
     return welch_t(_measures(benchmark, a.records), _measures(benchmark, b.records))
 
 
@@ -498,23 +500,25 @@ def _significance(spec: Comparison, model: str, rows: list[Row]) -> Optional[Tab
         return None
     ours = [_paired(spec.benchmark, a, b) for a, b in pairs]
     theirs = [_unpaired(spec.benchmark, a, b) for a, b in pairs]
-    holm = adjust([math.nan if t is None else t.p for t in ours], "holm")
+    holm = adjust([math.nan if c is None else c.result.p for c in ours], "holm")
     lines = []
     for (a, b), mine, adjusted, paper in zip(pairs, ours, holm, theirs):
         lines.append([a.split, f"{a.label} vs {b.label}",
-                      "no shared (instance, seed)" if mine is None else mine.test,
-                      0 if mine is None else mine.n, _p(math.nan if mine is None else mine.p),
+                      "no shared instance" if mine is None else mine.result.test,
+                      0 if mine is None else mine.result.n,
+                      _p(math.nan if mine is None else mine.result.p),
                       _p(adjusted), paper.test, f"{len(a.records)}, {len(b.records)}",
                       _shown(paper.statistic, 2), _p(paper.p),
                       "—" if math.isnan(paper.p) else ("yes" if paper.p < SIGNIFICANT else "no")])
     title = f"{spec.title}: significance" + (f" @{model}" if model else "")
-    return Table.of(title, ["split", "comparison", "ours (paired)", "pairs", "ours p",
-                            "ours p (Holm)", "paper's t-test (unpaired, p < 0.05)", "n a, n b",
-                            "t", "paper's p", "paper's p < 0.05"], lines, [
-        "ours (paired): McNemar's exact test of success (a paired t-test of scores) on the "
-        "(instance, seed) pairs both rows played, two-sided; p Holm-adjusted across this "
-        "table's comparisons, as the leaderboard's paired comparisons are",
-        "paper's t-test (unpaired, p < 0.05): Welch's two-sample t-test of the per-episode "
+    return Table.of(title, ["split", "comparison", "ours (paired)", "instances", "ours p",
+                            "ours p (Holm)", "paper's test: t-test (unpaired, p < 0.05)",
+                            "n a, n b (episodes)", "t", "paper's p", "paper's p < 0.05"], lines, [
+        "ours (paired): the leaderboard's rule, the instance as the unit: each row's seeds "
+        "averaged per instance, then paired over the instances both rows played: McNemar's "
+        "exact test of success where each instance has one outcome, else the sign-flip "
+        "permutation test; two-sided; p Holm-adjusted across this table's comparisons",
+        "paper's test: Welch's two-sample t-test of the per-episode "
         "measures, two-sided; the paper says only that every result is significant \"by a "
         "t-test with p < 0.05\" (§5.1) and gives no p-values",
         _counts([r for row in rows for r in row.records])])
@@ -533,12 +537,11 @@ def paper_comparison(records: Sequence[EpisodeRecord], spec: Comparison) -> list
             continue
         lines = []
         for row in rows:
-            low, high = _interval(row, spec.benchmark)
+            estimate = _estimate(row, spec.benchmark)
             paper = spec.paper.get(row.method) if row.cited else None
-            lines.append([row.split, row.label,
-                          f"{100 * effectiveness(spec.benchmark, row.records):.2f}",
-                          f"[{_shown(100 * low, 1)}, {_shown(100 * high, 1)}]",
-                          len(row.records), len({r.seed for r in row.records}),
+            lines.append([row.split, row.label, f"{100 * estimate.mean:.2f}",
+                          f"[{_shown(100 * estimate.low, 1)}, {_shown(100 * estimate.high, 1)}]",
+                          estimate.n_label, len({r.seed for r in row.records}),
                           *(_shown(v, 2) for v in (paper or (None,) * len(BACKBONES)))])
         shown = [r for row in rows for r in row.records]
         notes = [*spec.notes, ROWS_NOTE, _counts(shown)]

@@ -1,26 +1,32 @@
 """STEP's Table 2 from its records: what removing the Planner costs. Per benchmark split
 and model, for the instances both STEP and STEP w/o Planner (`planner=false`) ran: the
-best trial of each instance and seed (the papers' protocol), then STEP minus the ablation
-in mean score and in success rate (positive: the ablation is worse, the paper's "↓").
-Rows per step budget where the instances had two (ScienceWorld's short tasks, 37 steps,
-and long ones, 70: the paper's S and L), and All."""
+best trial of each instance and seed (the papers' protocol), each instance's seeds
+averaged (the instance is the unit, as in every comparison of the leaderboard), then STEP
+minus the ablation in mean score and in success rate (positive: the ablation is worse, the
+paper's "↓"), with our paired test of each difference beside it. Rows per step budget
+where the instances had two (ScienceWorld's short tasks, 37 steps, and long ones, 70: the
+paper's S and L), and All."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from statistics import fmean
 from typing import Sequence
 
 from lifebench.api import EpisodeRecord, Table, aggregate_trials
+from lifebench.api.comparison import InstanceSample, compare_arms, n_label, records_sample
 
 BUDGET_NAMES = {37: "S", 70: "L"}  # the CLIN/STEP protocol's short and long budgets
 # STEP's Table 2 as published (gpt-4o-mini, ScienceWorld, 5 trials, the best taken): cited
 PAPER_TABLE2 = {"S": ("10.9", "11.1"), "L": ("11.0", "22.2"), "All": ("10.9", "16.7")}
 
 
-def _best(records: Sequence[EpisodeRecord]) -> dict[tuple, EpisodeRecord]:
-    """Each instance and seed's best trial (the papers' rule), by (instance, seed)."""
-    return {(r.instance_id, r.seed): r for r in aggregate_trials(records, "max")}
+def _best(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """Each instance and seed's best trial (the papers' rule)."""
+    return aggregate_trials(records, "max")
+
+
+def _p(value: float) -> str:
+    return "—" if value != value else f"{value:.3g}"
 
 
 def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
@@ -32,24 +38,44 @@ def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
     tables = []
     for (benchmark, split, model), arms in sorted(groups.items(), key=lambda kv: str(kv[0])):
         full, ablated = _best(arms[True]), _best(arms[False])
-        shared = sorted(set(full) & set(ablated))
+        shared = {r.instance_id for r in full} & {r.instance_id for r in ablated}
         if not shared:
             continue
-        budgets = sorted({full[k].budget_steps for k in shared})
-        parts = [(f"{BUDGET_NAMES.get(b, f'budget {b}')}", [k for k in shared if full[k].budget_steps == b])
+        budget = {r.instance_id: r.budget_steps for r in full}
+        budgets = sorted({budget[i] for i in shared})
+        parts = [(f"{BUDGET_NAMES.get(b, f'budget {b}')}", {i for i in shared if budget[i] == b})
                  for b in budgets] if len(budgets) > 1 else []
         rows = []
-        for name, keys in parts + [("All", shared)]:
-            score = fmean(full[k].score - ablated[k].score for k in keys)
-            success = 100 * fmean(full[k].success - ablated[k].success for k in keys)
+        for name, ids in parts + [("All", shared)]:
+            cells = []
+            for metric in ("score", "success"):
+                mine = _sample([r for r in full if r.instance_id in ids], metric)
+                theirs = _sample([r for r in ablated if r.instance_id in ids], metric)
+                c = compare_arms(mine, theirs, binary=metric == "success")
+                scale = 100 if metric == "success" else 1
+                cells += [f"{scale * (c.mean_a - c.mean_b):.1f}", _p(c.result.p)]
             paper = PAPER_TABLE2.get(name, ("", "")) if benchmark == "scienceworld" else ("", "")
-            rows.append([name, f"{score:.1f}", f"{success:.1f}", len(keys), *paper])
+            results = sum(1 for r in full if r.instance_id in ids)
+            rows.append([name, *cells, n_label(len(ids), results), *paper])
         title = f"STEP w/o Planner, {benchmark} {split}" + (f" @{model}" if model else "") + \
             ": reduction against STEP (Table 2 layout)"
-        tables.append(Table.of(title, ["tasks", "Δ avg score (↓)", "% succ. rate (↓)", "instances",
-                                       "paper Δ avg score", "paper % succ. rate"],
-                               rows, ["per instance and seed, the best of its trials; STEP minus "
-                                      "the ablation, so a positive value is what the Planner adds",
+        tables.append(Table.of(title, ["tasks", "Δ avg score (↓)", "p (score)", "% succ. rate (↓)",
+                                       "p (success)",
+                                       "instances", "paper Δ avg score", "paper % succ. rate"],
+                               rows, ["per instance and seed, the best of its trials; each "
+                                      "instance's seeds averaged; STEP minus the ablation over "
+                                      "the instances both ran, so a positive value is what the "
+                                      "Planner adds",
+                                      "p: ours, two-sided, paired over instances (the "
+                                      "leaderboard's rule: McNemar's exact test where each "
+                                      "instance has one outcome, else the sign-flip permutation "
+                                      "test), uncorrected; the paper gives no test",
+                                      "instances: with the results (STEP's scored trials, one "
+                                      "per instance and seed) behind them where they differ",
                                       "paper: STEP's Table 2 (gpt-4o-mini, 5 trials, the best "
                                       "taken; ScienceWorld only), cited, not run"]))
     return tables
+
+
+def _sample(records: list[EpisodeRecord], metric: str) -> InstanceSample:
+    return records_sample(records, lambda r: float(getattr(r, metric)))

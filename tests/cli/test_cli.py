@@ -150,10 +150,10 @@ def test_leaderboard_formats(cli, tmp_path):
     assert "\n\nplancraft\n\n| split " in md and "| val.small | oracle   |" in md
     assert "impossible F1" in md
     csv_text = cli("leaderboard", str(out), "--format", "csv").stdout.splitlines()
-    assert csv_text[0].startswith("benchmark,split,method,model,budget,trials,episodes,success")
+    assert csv_text[0].startswith("benchmark,split,method,model,budget,trials,n,success")
     header = csv_text[0].split(",")
     oracle_row = dict(zip(header, next(line for line in csv_text if ",oracle," in line).split(",")))
-    assert (oracle_row["episodes"], oracle_row["success"], oracle_row["budget"]) == ("20", "1.000", "30")
+    assert (oracle_row["n"], oracle_row["success"], oracle_row["budget"]) == ("20", "1.000", "30")
     assert oracle_row["trials"] == "all"
     assert "\\toprule" in cli("leaderboard", str(out), "--format", "latex").stdout
     assert "<table>" in cli("leaderboard", str(out), "--format", "html").stdout

@@ -30,7 +30,7 @@ def test_two_versions_of_a_method_are_two_rows_and_two_arms():
     (table,) = benchmark_tables(records)
     methods = [row[table.headers.index("method")] for row in table.rows]
     assert sorted(methods) == ["react v1", "react v2"]  # the model has its own column
-    assert all(row[table.headers.index("episodes")] == "2" for row in table.rows)
+    assert all(row[table.headers.index("n")] == "2" for row in table.rows)
     (arms,) = grouped(records).values()
     assert sorted(arm.method_version for arm in arms) == ["1", "2"]
     # one version alone is labelled as before versions existed

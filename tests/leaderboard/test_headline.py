@@ -25,7 +25,7 @@ def test_cells_marks_bold_refusals_and_mean_rank():
     records += [record("strong", "plancraft", i, k < 25) for k, i in enumerate(ids)]
     records += [record("same", "plancraft", i, k < 6) for k, i in enumerate(ids)]
     records += [record(m, "crafter", i, False, score=s) for m, s in
-                (("base", 2.0), ("strong", 3.0), ("same", 2.0)) for i in ids[:5]]
+                (("base", 2.0), ("strong", 3.0), ("same", 2.0)) for i in ids[:8]]
     # reflexion: three trials, scored by its protocol (the best), on Plancraft only
     records += [record("reflexion", "plancraft", i, t == 2, trial=t) for i in ids for t in range(3)]
     manifests = [{"spec": {"baseline": "base"},
@@ -44,7 +44,8 @@ def test_cells_marks_bold_refusals_and_mean_rank():
     assert got["base"][1].startswith("0.167 [") and got["base"][1].endswith("n=30")
     # the best trial of three: every instance solved, bold as the column's best
     assert got["reflexion"][1].startswith("**1.000**▲ [") and got["reflexion"][1].endswith("n=30")
-    # a score column: one decimal; the smoke cell marked
+    # a score column: one decimal; the smoke cell marked; 8 instances each one point up:
+    # the sign-flip test's exact p is 2 / 2^8, below 0.05 after Holm
     assert got["strong"][0].startswith("**3.0**▲ˢ [")
     # refused where the manifest says so, with its reason in a note; a method that ran
     # nowhere still gets its row; not run: –

@@ -69,7 +69,7 @@ def test_rows_count_results_and_failures_separately():
                record("m", False, False, False, steps=2, status="env_error", instance="c")]
     headers, rows = grid(records)
     row = dict(zip(headers, rows[0]))
-    assert row["episodes"] == "2" and row["success"] == "0.500" and row["failed"] == "1"
+    assert row["n"] == "2" and row["success"] == "0.500" and row["failed"] == "1"
     assert row["mean steps"] == "17.50"
     assert row["impossible F1"] == "—"  # no impossible task, no prediction: undefined
     [table] = benchmark_tables(records)
@@ -92,7 +92,7 @@ def test_trial_aggregation():
     assert len(aggregate_trials(rs, "all")) == 6
     headers, rows = grid(rs, trials="max")
     row = dict(zip(headers, rows[0]))
-    assert (row["trials"], row["episodes"], row["success"], row["mean score"]) == \
+    assert (row["trials"], row["n"], row["success"], row["mean score"]) == \
         ("max", "2", "0.500", "65.000")
 
 
@@ -131,7 +131,9 @@ def test_a_constant_paired_difference_prints_clearly_and_p_values_share_one_form
     b = [record("b", False, False, False, instance=f"i{i}") for i in range(6)]
     headers, rows = comparison_rows(compare(a + b, ["score"]))
     row = dict(zip(headers, rows[0]))
-    assert row["statistic"] == row["effect_size"] == "constant difference" and row["diff"] == "1.0000"
+    # the sign-flip test's statistic is the mean difference; d_z is infinite
+    assert row["effect_size"] == "constant difference" and row["diff"] == row["statistic"] == "1.0000"
+    assert (row["test"], row["p"]) == ("sign flip exact", "0.0312")  # 2 / 2^6: exact at n = 6
     assert "inf" not in " ".join(rows[0])
     from lifebench.leaderboard.compare import format_p
     assert [format_p(p) for p in (1.0, 0.0312345, 4.1234e-07, 0.05)] == ["1", "0.0312", "4.12e-07", "0.05"]

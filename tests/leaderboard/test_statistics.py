@@ -152,8 +152,9 @@ def test_compare_json_pairs_every_arm_and_corrects(cli, tmp_path):
               "statistic", "p", "p_adjusted"}
     assert all(fields <= set(c) for c in comparisons)
     assert len(comparisons) == 2 * 2 * 3  # 2 splits x 2 metrics x 3 pairs
-    assert {c["test"] for c in comparisons} == {"mcnemar exact", "paired t"}
-    assert all(c["n"] == 570 for c in comparisons)
+    # score here is success's number but not a binary metric: the sign-flip test, exact
+    assert {c["test"] for c in comparisons} == {"mcnemar exact", "sign flip exact"}
+    assert all(c["n"] == 570 and c["results_a"] == c["results_b"] == 570 for c in comparisons)
     from statsmodels.stats.multitest import multipletests
 
     ps = [c["p"] for c in comparisons]

@@ -39,7 +39,8 @@ def test_plan_sends_nothing_and_brackets_what_the_run_spends(llm_server, lifeben
     assert math.isclose(react["hours"][0], low_tokens / 1000 / 3600)
     assert math.isclose(react["cost_usd"][0],
                         (react["tokens_in"][0] * 0.5 + react["tokens_out"][0] * 2.0) / 1e6)
-    # paired, alpha 0.05, power 0.8, p 0.5, correlation 0.5, n = 3 instances x 1 seed
+    # paired, alpha 0.05, power 0.8, p 0.5, correlation 0.5, n = 3 instances (seeds add nothing)
+    assert react["instances"] == 3
     assert math.isclose(react["mde"], min(1.0, 2.8015852 * math.sqrt(0.25 / 3)), rel_tol=1e-6)
 
     # the run itself, on the same scripted model: its spending lies within the plan's range

@@ -51,10 +51,22 @@ def test_table1_takes_the_best_trial_and_averages_over_tasks():
 
     [ablation] = planner_ablation([r for r in records if r.method == "step"])
     rows = rows_of(ablation)
-    assert ablation.headers == ("tasks", "Δ avg score (↓)", "% succ. rate (↓)", "instances",
-                                "paper Δ avg score", "paper % succ. rate")
-    assert rows["S"] == ("60.0", "100.0", "1", "10.9", "11.1") and rows["L"] == ("0.0", "0.0", "1", "11.0", "22.2")
-    assert rows["All"] == ("30.0", "50.0", "2", "10.9", "16.7")
+    assert ablation.headers == ("tasks", "Δ avg score (↓)", "p (score)", "% succ. rate (↓)",
+                                "p (success)", "instances", "paper Δ avg score", "paper % succ. rate")
+    # one instance per budget: no test can say anything (p = 1); two: at best p = 0.5
+    assert rows["S"] == ("60.0", "1", "100.0", "1", "1", "10.9", "11.1")
+    assert rows["L"] == ("0.0", "1", "0.0", "1", "1", "11.0", "22.2")
+    assert rows["All"] == ("30.0", "1", "50.0", "1", "2", "10.9", "16.7")
+
+
+def test_table2_averages_seeds_within_an_instance_before_pairing():
+    # three seeds that replay one episode each: 2 instances, not 6 pairs
+    records = [record("step", task, 70, 0, score, planner=planner, config=config, seed=seed)
+               for seed in range(3)
+               for task, full, ablated in (("1-1 boil", 100, 40), ("1-2 melt", 80, 20))
+               for planner, config, score in ((True, "a", full), (False, "b", ablated))]
+    [ablation] = planner_ablation(records)
+    assert rows_of(ablation)["All"] == ("60.0", "0.5", "50.0", "1", "2 (6 results)", "10.9", "16.7")
 
 
 def test_nothing_to_show_makes_no_table():

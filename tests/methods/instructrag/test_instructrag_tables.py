@@ -8,6 +8,7 @@ import dataclasses
 
 from typing import Any, Optional
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -77,7 +78,7 @@ def test_table5_has_a_row_per_variant_in_the_papers_order_and_a_column_pair_per_
         "w/o instruction graph": ("1.000", "1", "—", "—", "32.87"),  # its failure is no result
         "w/o RL-Agent": ("0.000", "1", "—", "—", "33.45"),
     }
-    assert "1 seed (0); n = 6 scored episodes" in table.notes
+    assert "1 seed (0); 4 instances, 6 scored episodes" in table.notes
     assert any(note.startswith("paper (DeepSeek-V2, HotpotQA): ") for note in table.notes)
 
 
@@ -136,7 +137,7 @@ def test_table6_has_a_column_per_delta_of_the_full_method_with_stages_from_first
         "paper F1 (DeepSeek-V2, HotpotQA)": ("35.19", "37.17"),
         "paper # of nodes (DeepSeek-V2, HotpotQA)": ("29", "286"),
     }
-    assert "2 seeds (0, 1); n = 4 scored episodes" in first.notes
+    assert "2 seeds (0, 1); 2 instances, 4 scored episodes" in first.notes
     assert second.title.startswith("InstructRAG by delta (Table 6 layout), scienceworld step18-v1 "
                                    "[train_benchmark=alfworld]")
     assert rows(second)["effectiveness (score/100)"] == ("0.700",)
@@ -216,14 +217,15 @@ def test_table1_has_a_row_per_method_with_its_interval_n_seeds_and_the_papers_nu
                                "paper (ALFWorld, GLM-4)", "paper (ALFWorld, GPT-4o mini)",
                                "paper (ALFWorld, DeepSeek-V2)")
     assert [row[1] for row in results.rows] == ["react", "rap", "instructrag"]  # the paper's order
-    low, high = wilson_interval(4, 16)
+    # both seeds replay each instance: the interval is the instances' (8), not 16 episodes'
+    low, high = wilson_interval(2, 8)
     assert results.rows[0] == ("valid_unseen.query", "react", "25.00",
-                               f"[{100 * low:.1f}, {100 * high:.1f}]", "16", "2",
+                               f"[{100 * low:.1f}, {100 * high:.1f}]", "8 (16 results)", "2",
                                "47.01", "42.54", "52.24")
     rows_ = by_label(results)
-    assert [rows_["rap"][h] for h in ("SR (%)", "n")] == ["62.50", "16"]
+    assert [rows_["rap"][h] for h in ("SR (%)", "n")] == ["62.50", "8 (16 results)"]
     assert [rows_["instructrag"][h] for h in results.headers[-3:]] == ["72.39", "58.21", "81.34"]
-    assert "2 seeds (0, 1); n = 48 scored episodes" in results.notes
+    assert "2 seeds (0, 1); 8 instances, 48 scored episodes" in results.notes
     assert ("left out: 1 instructrag episode, ablations or changed delta/K (Tables 5-7)"
             in results.notes)
     assert significance.title == "InstructRAG Table 1 (ALFWorld, unseen tasks): significance @m"
@@ -232,28 +234,32 @@ def test_table1_has_a_row_per_method_with_its_interval_n_seeds_and_the_papers_nu
 def test_table1_tests_ours_paired_and_the_papers_unpaired_t_test_with_right_p_values():
     [_, table] = table1(alfworld_records())
     assert "ours (paired)" in table.headers
-    assert "paper's t-test (unpaired, p < 0.05)" in table.headers
+    assert "paper's test: t-test (unpaired, p < 0.05)" in table.headers
     got = by_label(table)
     assert list(got) == ["instructrag vs react", "instructrag vs rap"]
-    ir = [bool(s) for s in IR * 2]
+    # ours: the instance is the unit; both seeds replay each instance, so each instance has
+    # one outcome per method: McNemar's exact test on the 8 instances
+    ir = [bool(s) for s in IR]
     mcnemar, welch = [], []
-    for other in (REACT * 2, RAP * 2):
+    for other in (REACT, RAP):
         won = sum(a and not b for a, b in zip(ir, other))
         lost = sum(b and not a for a, b in zip(ir, other))
         mcnemar.append(stats.binomtest(won, won + lost, 0.5).pvalue)
-        welch.append(stats.ttest_ind([float(x) for x in ir], [float(x) for x in other],
+        welch.append(stats.ttest_ind([float(x) for x in IR * 2], [float(x) for x in other * 2],
                                      equal_var=False))
     for row, p, adjusted, t in zip(got.values(), mcnemar, holm(mcnemar), welch):
-        assert row["ours (paired)"] == "mcnemar exact" and row["pairs"] == "16"
+        assert row["ours (paired)"] == "mcnemar exact" and row["instances"] == "8"
         assert float(row["ours p"]) == pytest.approx(p, rel=1e-2)
         assert float(row["ours p (Holm)"]) == pytest.approx(adjusted, rel=1e-2)
-        assert row["paper's t-test (unpaired, p < 0.05)"] == "welch t"
-        assert row["n a, n b"] == "16, 16"
+        assert row["paper's test: t-test (unpaired, p < 0.05)"] == "welch t"
+        assert row["n a, n b (episodes)"] == "16, 16"  # the paper's test counts episodes
         assert float(row["t"]) == pytest.approx(t.statistic, abs=0.01)
         assert float(row["paper's p"]) == pytest.approx(t.pvalue, rel=1e-2)
         assert row["paper's p < 0.05"] == ("yes" if t.pvalue < 0.05 else "no")
-    # 10 discordant pairs all won against ReAct; 4 against RAP
-    assert [row["ours p"] for row in got.values()] == ["0.00195", "0.125"]
+    # 5 discordant instances all won against ReAct, 2 against RAP: the paper's test finds
+    # ReAct beaten (p 0.0001) where the instances, counted once, do not reach 0.05
+    assert [row["ours p"] for row in got.values()] == ["0.0625", "0.5"]
+    assert got["instructrag vs react"]["paper's p < 0.05"] == "yes"
     assert any("Welch's two-sample t-test" in note for note in table.notes)
 
 
@@ -292,20 +298,23 @@ def test_table2_is_the_alfworld_transfer_labelled_as_such_with_the_papers_number
         "6", "1", "26.85", "25.10", "33.96")
     assert ("left out: 2 instructrag episodes, not trained on ALFWorld (extra.instructrag_args "
             "lacks train_benchmark=alfworld)") in results.notes
-    assert "1 seed (0); n = 18 scored episodes" in results.notes
+    assert "1 seed (0); 6 instances, 18 scored episodes" in results.notes
 
 
-def test_table2_tests_scores_by_a_paired_t_test_and_the_papers_welch_t_test():
+def test_table2_tests_scores_by_the_sign_flip_test_and_the_papers_welch_t_test():
     [_, table] = table2(scienceworld_records())
     got = by_label(table)
     assert list(got) == ["instructrag vs react", "instructrag vs rap"]
     ir = [s / 100 for s in IR_SCORES]
     paired, welch = [], []
     for other in (REACT_SCORES, RAP_SCORES):
-        paired.append(stats.ttest_rel(ir, [s / 100 for s in other]).pvalue)
+        diffs = np.array(ir) - np.array([s / 100 for s in other])
+        paired.append(stats.permutation_test((diffs,), lambda d, axis: np.sum(d, axis=axis),
+                                             permutation_type="samples",
+                                             n_resamples=np.inf).pvalue)
         welch.append(stats.ttest_ind(ir, [s / 100 for s in other], equal_var=False).pvalue)
     for row, p, adjusted, q in zip(got.values(), paired, holm(paired), welch):
-        assert row["ours (paired)"] == "paired t" and row["pairs"] == "6"
+        assert row["ours (paired)"] == "sign flip exact" and row["instances"] == "6"
         assert float(row["ours p"]) == pytest.approx(p, rel=1e-2)
         assert float(row["ours p (Holm)"]) == pytest.approx(adjusted, rel=1e-2)
         assert float(row["paper's p"]) == pytest.approx(q, rel=1e-2)
@@ -365,4 +374,4 @@ def test_table7_only_where_k_was_varied_with_the_papers_numbers():
     assert got["testing (s per episode)"] == ("2.00", "3.00")
     assert got["paper F1 (DeepSeek-V2, HotpotQA)"] == ("34.78", "37.17")
     assert got["paper testing (s) (DeepSeek-V2, HotpotQA)"] == ("32.05", "34.74")
-    assert "1 seed (0); n = 2 scored episodes" in table.notes
+    assert "1 seed (0); 1 instance, 2 scored episodes" in table.notes

@@ -72,11 +72,11 @@ LB.pages.leaderboard = function (view) {
 LB.pages.comparisons = function (view, route) {
   var c = LB.data.comparisons, params = route.params;
   var card = LB.section("Paired comparisons");
-  card.appendChild(LB.note("Every pair of arms on each benchmark split and budget, matched on (instance, seed, trial): " +
-    "McNemar's exact test for success, a paired t-test for numbers (Fisher's or Welch's when nothing matches). " +
+  card.appendChild(LB.note("Every pair of arms on each benchmark split and budget, paired over the instances both ran. " +
     "p_adjusted: " + c.correction + " over all " + c.rows.length + " tests of this page (metrics: " +
     c.metrics.join(", ") + "), as `lifebench compare DIR " + c.metrics.map(function (m) { return "--metric " + m; }).join(" ") +
     " --correction " + c.correction + "`. Highlighted: p_adjusted < 0.05."));
+  (c.notes || []).forEach(function (n) { card.appendChild(LB.note(n)); });
   if (!c.rows.length) {
     card.appendChild(LB.note("Nothing to compare: each benchmark split holds one arm only."));
     view.appendChild(card);
