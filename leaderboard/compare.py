@@ -32,7 +32,9 @@ NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens
 def metric_value(record: EpisodeRecord, metric: str) -> Optional[float]:
     """A record's value of `metric`: a record field, or `extra.KEY` (numbers and booleans);
     None when the record has no such value."""
-    if metric.startswith("extra.") or metric in NUMERIC_FIELDS:
+    if metric in NUMERIC_FIELDS:
+        value = getattr(record, metric)
+    elif metric.startswith("extra."):
         value = record.value(metric)
     else:
         raise UserError(f"unknown metric {metric!r}; use one of {', '.join(NUMERIC_FIELDS)} "

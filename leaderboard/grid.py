@@ -12,7 +12,7 @@ from statistics import fmean
 from typing import Iterable, Optional
 
 from lifebench.api.comparison import (InstanceEstimate, InstanceSample, agreement_note,
-                                      instance_estimate, records_sample)
+                                      records_sample, sample_estimate)
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.reporting import Metric, Table, aggregate_trials
 from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
@@ -39,6 +39,14 @@ class Cell:
     method_version: str = "1"
     results: list[EpisodeRecord] = field(default_factory=list)
     failures: int = 0  # infrastructure failures never resolved by a retry
+    _samples: dict[str, InstanceSample] = field(default_factory=dict, repr=False, compare=False)
+
+    def sample(self, metric: str) -> InstanceSample:
+        """The results as per-instance values of `metric` (a record field), made once."""
+        if metric not in self._samples:
+            self._samples[metric] = records_sample(self.results,
+                                                   lambda r: float(getattr(r, metric)))
+        return self._samples[metric]
 
     @property
     def key(self) -> tuple:
@@ -97,7 +105,7 @@ def estimate(cell: Cell, metric: str) -> Estimate:
     bounded on [0, 1] for success and on the score's range where the benchmark declares
     one, cluster-robust over task families where several instances share one."""
     bounds = (0.0, 1.0) if metric == "success" else score_range(cell.benchmark)
-    return instance_estimate(cell.results, lambda r: float(getattr(r, metric)), bounds)
+    return sample_estimate(cell.sample(metric), cell.results, bounds)
 
 
 def _clusters(cell: Cell, success: Estimate) -> str:
@@ -181,8 +189,7 @@ def benchmark_grids(records: list[EpisodeRecord], trials: Optional[str] = None
 
 def primary_sample(cell: Cell) -> InstanceSample:
     """The cell's results as per-instance values of its benchmark's primary metric."""
-    metric = primary_metric(cell.benchmark)
-    return records_sample(cell.results, lambda r: float(getattr(r, metric)))
+    return cell.sample(primary_metric(cell.benchmark))
 
 
 def seeds_notes(labelled: Iterable[tuple[str, Cell]]) -> list[str]:

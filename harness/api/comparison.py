@@ -61,18 +61,10 @@ class InstanceSample:
 def instance_sample(observations: Iterable[tuple[Hashable, Hashable, float]]) -> InstanceSample:
     """(instance, seed, value) triples -> the arm's sample: per seed the mean of its values
     (its scored trials), then per instance the mean over its seeds."""
-    by_instance: dict[Hashable, dict[Hashable, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_seed: dict[tuple[Hashable, Hashable], list[float]] = {}
     for instance, seed, value in observations:
-        by_instance[instance][seed].append(float(value))
-    values, counts, replicated, agreeing = {}, {}, 0, 0
-    for instance, seeds in by_instance.items():
-        means = [fmean(v) for v in seeds.values()]
-        values[instance] = fmean(means)
-        counts[instance] = sum(len(v) for v in seeds.values())
-        if len(means) > 1:
-            replicated += 1
-            agreeing += max(means) == min(means)
-    return InstanceSample(values, counts, replicated, agreeing)
+        _add(per_seed, (instance, seed), value)
+    return _sample(per_seed)
 
 
 def records_sample(records: Iterable[Any], value: Callable[[Any], Optional[float]],
@@ -80,12 +72,40 @@ def records_sample(records: Iterable[Any], value: Callable[[Any], Optional[float
     """`instance_sample` of records (anything with `instance_id` and `seed`): `value` gives
     a record's number, or None to leave it out; `instance` its unit (e.g. (split,
     instance_id) where a table pools splits)."""
-    triples = []
+    per_seed: dict[tuple[Hashable, Hashable], list[float]] = {}
     for record in records:
         number = value(record)
         if number is not None:
-            triples.append((instance(record), record.seed, number))
-    return instance_sample(triples)
+            _add(per_seed, (instance(record), record.seed), number)
+    return _sample(per_seed)
+
+
+def _add(per_seed: dict[tuple[Hashable, Hashable], list[float]], key: tuple[Hashable, Hashable],
+         value: float) -> None:
+    totals = per_seed.get(key)
+    if totals is None:
+        per_seed[key] = [float(value), 1.0]
+    else:
+        totals[0] += value
+        totals[1] += 1.0
+
+
+def _sample(per_seed: dict[tuple[Hashable, Hashable], list[float]]) -> InstanceSample:
+    """Each seed's mean (of its values' sum and count), averaged per instance."""
+    by_instance: dict[Hashable, list[float]] = defaultdict(list)
+    counts: dict[Hashable, int] = defaultdict(int)
+    for (instance, _), (total, count) in per_seed.items():
+        by_instance[instance].append(total / count)
+        counts[instance] += int(count)
+    values, replicated, agreeing = {}, 0, 0
+    for instance, means in by_instance.items():
+        if len(means) > 1:
+            values[instance] = fmean(means)
+            replicated += 1
+            agreeing += max(means) == min(means)
+        else:
+            values[instance] = means[0]
+    return InstanceSample(values, dict(counts), replicated, agreeing)
 
 
 @dataclass(frozen=True)
@@ -177,7 +197,12 @@ def instance_estimate(records: Sequence[Any], value: Callable[[Any], Optional[fl
     clustered by instance) with its 95% interval: `bounded_interval` on `bounds` where the
     metric has them (success: (0, 1)), else a t interval; cluster-robust over task families
     where several instances share one (records' `task_family`)."""
-    sample = records_sample(records, value)
+    return sample_estimate(records_sample(records, value), records, bounds)
+
+
+def sample_estimate(sample: InstanceSample, records: Iterable[Any],
+                    bounds: Optional[tuple[float, float]] = None) -> InstanceEstimate:
+    """`instance_estimate` of a sample already made of `records`."""
     instances = list(sample.values)
     values = [sample.values[i] for i in instances]
     clusters = instance_families(records, instances)
