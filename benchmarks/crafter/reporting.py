@@ -3,8 +3,9 @@
 Crafter's score (Hafner 2021): an achievement's success rate s_i is the percentage of
 episodes in which it was unlocked at least once; the score is the geometric mean of
 (1 + s_i) less one, `exp(mean_i ln(1 + s_i)) - 1`, in percent, over the 22 achievements.
-Its confidence interval is a percentile bootstrap over episodes (the unit that was
-sampled), seeded so that a table prints the same interval every time.
+Its confidence interval is a percentile bootstrap over instances (worlds: the unit that was
+sampled; an instance's several seeds, which may replay one episode, are resampled
+together), seeded so that a table prints the same interval every time.
 
 Besides the score columns, the leaderboard gets a table of every achievement's rate per
 cell and, for the `random` method at Crafter's full episode length, a comparison with the
@@ -27,7 +28,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from lifebench.api import EpisodeRecord, Metric, Table, UserError
-from lifebench.api.stats import wilson_interval
+from lifebench.api.comparison import n_label
+from lifebench.api.stats import bounded_interval
 
 ACHIEVEMENTS = (
     "collect_coal", "collect_diamond", "collect_drink", "collect_iron", "collect_sapling",
@@ -68,17 +70,29 @@ def crafter_score(records: Sequence[EpisodeRecord]) -> float:
 
 def bootstrap_interval(records: Sequence[EpisodeRecord], confidence: float = 0.95,
                        samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the score, resampling episodes."""
-    unlocked = unlocked_matrix(records)
-    n = len(unlocked)
+    """Percentile bootstrap interval of the score, resampling instances (each with the
+    mean over its episodes: the instance is the unit)."""
+    per_instance = _instance_rates(records)
+    n = len(per_instance)
     if n < 2:
         return (math.nan, math.nan)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(samples, n))
-    scores = score_of_rates(100 * unlocked[picks].mean(axis=1))  # samples x achievements
+    scores = score_of_rates(100 * per_instance[picks].mean(axis=1))  # samples x achievements
     tail = (1 - confidence) / 2
     low, high = np.quantile(scores, [tail, 1 - tail])
     return (float(low), float(high))
+
+
+def _instance_rates(records: Sequence[EpisodeRecord]) -> np.ndarray:
+    """Per instance (rows, in order of first appearance), the share of its episodes that
+    unlocked each achievement (columns)."""
+    unlocked = unlocked_matrix(records)
+    rows: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        rows[r.instance_id].append(i)
+    return np.array([unlocked[i].mean(axis=0) for i in rows.values()]).reshape(
+        len(rows), len(ACHIEVEMENTS))
 
 
 def score_interval_text(records: Sequence[EpisodeRecord]) -> str:
@@ -166,14 +180,14 @@ def published_tables(records: Sequence[EpisodeRecord]) -> list[Table]:
 
 def _comparison(label: str, records: list[EpisodeRecord], published: Optional[dict[str, float]]) -> Table:
     unlocked = unlocked_matrix(records)
-    n = len(records)
+    per_instance = _instance_rates(records)
     headers = ["achievement", "this run %", "95% interval"]
     headers += ["published %", "inside"] if published else []
     rows, inside = [], 0
     for i, name in enumerate(ACHIEVEMENTS):
-        wins = int(unlocked[:, i].sum())
-        low, high = wilson_interval(wins, n)
-        row = [name, f"{100 * wins / n:.2f}", f"[{100 * low:.2f}, {100 * high:.2f}]"]
+        # over instances (Wilson's where each has one episode)
+        low, high = bounded_interval(list(per_instance[:, i]), 0.0, 1.0)
+        row = [name, f"{100 * unlocked[:, i].mean():.2f}", f"[{100 * low:.2f}, {100 * high:.2f}]"]
         if published:
             ok = 100 * low - 1e-9 <= published[name] <= 100 * high + 1e-9
             inside += ok
@@ -192,6 +206,7 @@ def _comparison(label: str, records: list[EpisodeRecord], published: Optional[di
                      f"{inside}/{len(ACHIEVEMENTS)} rates inside", "", ""])
     source = f"published rates from {OFFICIAL_FILE}" if published else \
         f"per-achievement published rates: put {OFFICIAL_FILE} in $LIFEBENCH_DATA/crafter/"
-    return Table.of(f"Crafter {label} ({n} episodes, mean length "
+    n = n_label(len(per_instance), len(records))
+    return Table.of(f"Crafter {label} (n={n}, mean length "
                     f"{fmean(r.steps for r in records):.0f}) vs the published random agent "
                     f"({source})", headers, rows)

@@ -126,7 +126,7 @@ def test_a_run_resumes_into_results_written_before_schema_2(cli, tmp_path):
     board = cli("leaderboard", str(out), "--no-plots")
     assert board.returncode == 0, board.stderr
     oracle = [row for row in markdown_table(board.stdout, "plancraft") if row["method"] == "oracle"]
-    assert [(row["episodes"], row["success"], row["budget"]) for row in oracle] == [("4", "1.000", "30")]
+    assert [(row["n"], row["success"], row["budget"]) for row in oracle] == [("4", "1.000", "30")]
 
 
 def test_trajectory_steps_keep_their_json():

@@ -179,9 +179,9 @@ def test_episode_length_is_a_benchmark_argument(cli, tmp_path):
     assert record["benchmark_config_hash"]
 
 
-def record(achievements: dict[str, int]) -> EpisodeRecord:
-    return EpisodeRecord(run_id="r", benchmark="crafter", split="s", instance_id="i",
-                         method="m", method_config_hash="h", model=None, seed=0, trial=0,
+def record(achievements: dict[str, int], instance: str = "i", seed: int = 0) -> EpisodeRecord:
+    return EpisodeRecord(run_id="r", benchmark="crafter", split="s", instance_id=instance,
+                         method="m", method_config_hash="h", model=None, seed=seed, trial=0,
                          episode_index=0, budget_steps=1, steps=1, success=True, score=0.0,
                          status="ok", extra={"achievements": achievements})
 
@@ -196,10 +196,14 @@ def test_official_score_formula():
     assert crafter_score(records) == pytest.approx(expected)
     assert score_of_rates(np.full(22, 100.0)) == pytest.approx(100.0)
     assert score_of_rates(np.zeros(22)) == pytest.approx(0.0)
-    many = [record({"collect_wood": 1, "wake_up": int(i % 2 == 0)}) for i in range(200)]
+    many = [record({"collect_wood": 1, "wake_up": int(i % 2 == 0)}, f"w{i}") for i in range(200)]
     low, high = bootstrap_interval(many)
     assert low < crafter_score(many) < high
     assert bootstrap_interval(many) == (low, high), "the interval is seeded"
+    # three seeds that replay each world: the instances are resampled, the interval is theirs
+    replayed = [record(r.extra["achievements"], r.instance_id, seed) for r in many for seed in range(3)]
+    assert crafter_score(replayed) == crafter_score(many)
+    assert bootstrap_interval(replayed) == pytest.approx((low, high), abs=0.05)
 
 
 WORLD_SCRIPT = """
