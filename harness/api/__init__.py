@@ -5,7 +5,8 @@ A benchmark or method plugin imports from here and nothing else of lifebench's:
     from lifebench.api import Benchmark, Method, MethodNeeds, Observation, Step
 
 `lifebench.api.stats` holds the intervals and tests that the leaderboard uses, for
-plugins' own tables. This package imports nothing of lifebench above it.
+plugins' own tables, and `lifebench.api.comparison` the rule every comparison follows (the
+instance is the unit). This package imports nothing of lifebench above it.
 """
 
 from lifebench.api.budget import DEFAULT_BUDGET, Budget

@@ -36,7 +36,7 @@ from statistics import fmean, stdev
 from typing import Callable, Optional, Sequence
 
 from lifebench.api import TEACHER_STYLES, EpisodeRecord, Table, is_curriculum_split
-from lifebench.api.comparison import compare_arms, n_label, records_sample
+from lifebench.api.comparison import agreement_note, compare_arms, n_label, records_sample
 from lifebench.api.stats import binary_f1, student_t, two_way_anova
 from lifebench.methods.how2.strategies import STRATEGIES
 
@@ -214,9 +214,14 @@ def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
                 rows.append([strategy, "avg", model or "-",
                              *(_number(_mean(m)) if m else "-" for m in means), ""])
     place = "" if ordered else ", file order"
+    agreement = agreement_note(
+        (f"{key[0]}/{key[1]}" + (f" @{key[2]}" if key[2] else ""),
+         records_sample([r for by_seed in groups[key].values() for rs in by_seed.values()
+                         for r in rs], lambda r: float(r.success), _example))
+        for key in keys)
     return Table.of(f"How² on Plancraft{place} (Table 1 layout; {ORDER_NAMES[ordered]}; low = val, "
                     f"high = val.repeated; per seed, then mean over seeds; SR ± its sd over seeds)",
-                    headers, rows)
+                    headers, rows, [agreement] if agreement else [])
 
 
 def _pooled_records(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],

@@ -25,8 +25,8 @@ from statistics import fmean
 from typing import Any, NamedTuple, Optional, Sequence
 
 from lifebench.api import EpisodeRecord, Table, aggregate_trials
-from lifebench.api.comparison import (ArmComparison, compare_arms, instance_estimate, n_label,
-                                      records_sample)
+from lifebench.api.comparison import (ArmComparison, agreement_note, compare_arms,
+                                      instance_estimate, n_label, records_sample)
 from lifebench.api.stats import TestResult, adjust, welch_t
 from lifebench.methods.instructrag.training import Hyper, Switches
 
@@ -545,6 +545,11 @@ def paper_comparison(records: Sequence[EpisodeRecord], spec: Comparison) -> list
                           *(_shown(v, 2) for v in (paper or (None,) * len(BACKBONES)))])
         shown = [r for row in rows for r in row.records]
         notes = [*spec.notes, ROWS_NOTE, _counts(shown)]
+        agreement = agreement_note(
+            (f"{row.split} {row.label}",
+             records_sample(row.records, lambda r: _measures(spec.benchmark, [r])[0]))
+            for row in rows)
+        notes += [agreement] if agreement else []
         notes += [f"left out: {_many(count, METHOD + ' episode')}, {reason}"
                   for (where, reason), count in sorted(left_out.items()) if where == model]
         title = spec.title + (f" @{model}" if model else "")

@@ -13,7 +13,8 @@ from collections import defaultdict
 from typing import Sequence
 
 from lifebench.api import EpisodeRecord, Table, aggregate_trials
-from lifebench.api.comparison import InstanceSample, compare_arms, n_label, records_sample
+from lifebench.api.comparison import (InstanceSample, agreement_note, compare_arms, n_label,
+                                      records_sample)
 
 BUDGET_NAMES = {37: "S", 70: "L"}  # the CLIN/STEP protocol's short and long budgets
 # STEP's Table 2 as published (gpt-4o-mini, ScienceWorld, 5 trials, the best taken): cited
@@ -73,8 +74,15 @@ def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
                                       "instances: with the results (STEP's scored trials, one "
                                       "per instance and seed) behind them where they differ",
                                       "paper: STEP's Table 2 (gpt-4o-mini, 5 trials, the best "
-                                      "taken; ScienceWorld only), cited, not run"]))
+                                      "taken; ScienceWorld only), cited, not run",
+                                      *_agreement(full, ablated)]))
     return tables
+
+
+def _agreement(full: list[EpisodeRecord], ablated: list[EpisodeRecord]) -> list[str]:
+    note = agreement_note([("STEP", _sample(full, "score")),
+                           ("STEP w/o Planner", _sample(ablated, "score"))])
+    return [note] if note else []
 
 
 def _sample(records: list[EpisodeRecord], metric: str) -> InstanceSample:

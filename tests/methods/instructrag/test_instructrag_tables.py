@@ -226,6 +226,8 @@ def test_table1_has_a_row_per_method_with_its_interval_n_seeds_and_the_papers_nu
     assert [rows_["rap"][h] for h in ("SR (%)", "n")] == ["62.50", "8 (16 results)"]
     assert [rows_["instructrag"][h] for h in results.headers[-3:]] == ["72.39", "58.21", "81.34"]
     assert "2 seeds (0, 1); 8 instances, 48 scored episodes" in results.notes
+    assert any(note.startswith("same outcome in every seed: 100% of the 24 instances")
+               for note in results.notes)
     assert ("left out: 1 instructrag episode, ablations or changed delta/K (Tables 5-7)"
             in results.notes)
     assert significance.title == "InstructRAG Table 1 (ALFWorld, unseen tasks): significance @m"
