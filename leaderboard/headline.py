@@ -28,7 +28,7 @@ from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.stats import adjust
 from lifebench.leaderboard.grid import Cell, cells_of, estimate, primary_sample, seeds_notes
 from lifebench.leaderboard.grouping import method_label
-from lifebench.leaderboard.plugins import primary_metric, score_range
+from lifebench.leaderboard.plugins import primary_metric, score_range, success_note
 
 TITLE = "The grid: methods × benchmarks"
 ALPHA = 0.05
@@ -307,6 +307,10 @@ def _notes(notes: RunNotes, columns: list[ColumnKey], marks: dict, reasons: dict
         out.append("no baseline method was given (`baseline` in the grid spec, or "
                    "`lifebench leaderboard --baseline METHOD`), so no cell is tested against one")
     out.append("mean rank: over every column, only for rows with a number in each (1 = best)")
+    for benchmark in dict.fromkeys(c.benchmark for c in columns):
+        note = success_note(benchmark)
+        if note and primary_metric(benchmark) == "success":
+            out.append(f"{benchmark}: {note}")
     if smoke:
         out.append("ˢ: smoke scale: the method prepared at the reduced scale it declares for "
                    "smoke runs (`make bench`), not its paper's; `make grid` runs the full protocol")

@@ -62,6 +62,11 @@ def primary_metric(benchmark: str) -> str:
     return cls.primary_metric or cls.per_task_metric
 
 
+def success_note(benchmark: str) -> Optional[str]:
+    """What the benchmark's success means, where a reader might not guess it."""
+    return _benchmark_class(benchmark).success_note
+
+
 def has_budget_curves(benchmark: str) -> bool:
     return _benchmark_class(benchmark).budget_curves
 

@@ -27,6 +27,10 @@ class PlancraftBenchmark(Benchmark):
     metrics = (IMPOSSIBLE_F1,)
     packages = ("plancraft",)
     score_range = (0.0, 1.0)
+    success_note = ("success as Plancraft's evaluator counts it: over every example, an "
+                    "impossible example (100 of val's and val.repeated's 570) succeeding when "
+                    "the agent declares it impossible; a paper's success rate over the "
+                    "solvable examples alone (How²'s SR) is in that method's own tables")
 
     @property
     def instructions(self) -> str:
@@ -108,11 +112,14 @@ class PlancraftBenchmark(Benchmark):
     def oracle(self, env: Any) -> "PlannerOracle":
         return PlannerOracle(env)
 
-    def teacher_plan(self, env: Any, played: tuple[str, ...], oracle: Any) -> Any:
-        """The planner on the current inventory (How²'s templated teachers)."""
+    def teacher_plan(self, env: Any, played: tuple[str, ...], oracle: Any,
+                     item: Optional[str] = None) -> Any:
+        """The planner on the current inventory for the item asked about (How²'s teachers
+        answer the question asked), or for the target when none is asked or the name is
+        no Minecraft item."""
         from lifebench.benchmarks.plancraft.teaching import planner_plan
 
-        return planner_plan(env.inventory, env.example.target)
+        return planner_plan(env.inventory, env.example.target, item)
 
 
 class PlannerOracle:

@@ -1,4 +1,7 @@
-"""Plancraft's teacher plan: the package's planner (`get_subplans`) on the current inventory.
+"""Plancraft's teacher plan: the package's planner (`get_subplans`) on the current inventory,
+for the item a question asks about (How²'s answer r = T(o_t, q) answers q, a question about
+`recipe_name`): an intermediate item's recipe when the agent asks about one, the target's
+when it asks about the target, asks nothing in particular, or names no Minecraft item.
 
 The planner returns its actions grouped per recipe, and (with `return_items`) the item
 taken by each action, which gives the item-level and spatial descriptions the How²
@@ -7,8 +10,10 @@ teachers need.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import Counter
-from typing import Any
+from typing import Any, Optional
 
 from lifebench.api import PlanStep, TeacherPlan
 
@@ -88,17 +93,39 @@ def inventory_totals(inventory: dict[int, dict[str, Any]]) -> str:
     return ", ".join(f"{n} {item}" for item, n in sorted(counts.items())) or "nothing"
 
 
-def planner_plan(inventory: dict[int, dict[str, Any]], target: str) -> TeacherPlan:
+def item_named(query: Optional[str]) -> Optional[str]:
+    """The Minecraft item a question's query names ("Oak Planks", "oak-planks", "`stick`"
+    -> "oak_planks", "stick"), or None when it names none."""
+    if not query:
+        return None
+    name = re.sub(r"[\s\-]+", "_", query.strip().strip("`'\"").strip().lower())
+    return name if name in _items() else None
+
+
+@functools.lru_cache(maxsize=1)
+def _items() -> frozenset[str]:
+    from plancraft.environment.items import ALL_ITEMS
+
+    return frozenset(ALL_ITEMS)
+
+
+def planner_plan(inventory: dict[int, dict[str, Any]], target: str,
+                 asked: Optional[str] = None) -> TeacherPlan:
+    """The planner's plan for the item `asked` about (a query; None: the target)."""
     from lifebench.benchmarks.plancraft.planner import get_subplans
     from plancraft.environment.recipes import SmeltingRecipe
 
-    state = f"the goal is {target}; the inventory holds {inventory_totals(inventory)}"
-    goal = f"craft {target}"
-    subplans, plan, items = get_subplans({"inventory": inventory, "target": target},
+    item = item_named(asked)
+    about = "task" if asked is None or item == target else ("item" if item else "task: unknown item")
+    item = item if about == "item" else target
+    goal = f"craft {item}"
+    state = (f"the goal is {target}" + (f"; the question is about {item}" if about == "item" else "")
+             + f"; the inventory holds {inventory_totals(inventory)}")
+    subplans, plan, items = get_subplans({"inventory": inventory, "target": item},
                                          return_items=True)
     if not plan:  # the planner found no way (or timed out): the package's oracle stops
         return TeacherPlan(steps=(), subgoals=(), goal=goal, state=state, impossible=True,
-                           impossible_action=IMPOSSIBLE_ACTION, mentor=MENTOR)
+                           impossible_action=IMPOSSIBLE_ACTION, mentor=MENTOR, about=about)
     subgoals = []
     steps = []
     for index, (subplan, (recipe, _), used) in enumerate(zip(subplans, plan, items)):
@@ -107,4 +134,4 @@ def planner_plan(inventory: dict[int, dict[str, Any]], target: str) -> TeacherPl
                         else f"Craft {result.item}")
         steps.extend(_step(action, item, index) for action, item in zip(subplan, used))
     return TeacherPlan(steps=tuple(steps), subgoals=tuple(subgoals), goal=goal, state=state,
-                       mentor=MENTOR)
+                       mentor=MENTOR, about=about)

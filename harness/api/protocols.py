@@ -175,6 +175,8 @@ class Benchmark(abc.ABC):
     # Whether success is reaching a goal at some step (then success under smaller budgets
     # follows from the step of success); Crafter's success is surviving to the end.
     budget_curves: ClassVar[bool] = True
+    # What success means where a reader of the grid might not guess it (its notes say so).
+    success_note: ClassVar[Optional[str]] = None
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "default_budget": _is(int), "default_splits": _names,
@@ -186,7 +188,7 @@ class Benchmark(abc.ABC):
         "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),
         "per_task_metric": _one_of(PER_TASK_METRICS), "budget_curves": _is(bool),
         "primary_metric": lambda v: None if v is None else _one_of(PER_TASK_METRICS)(v),
-        "score_range": _range,
+        "score_range": _range, "success_note": _is(str, type(None)),
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -257,11 +259,14 @@ class Benchmark(abc.ABC):
     def has_oracle(self) -> bool:
         return type(self).oracle is not Benchmark.oracle
 
-    def teacher_plan(self, env: Env, played: tuple[str, ...], oracle: OraclePolicy) -> TeacherPlan:
+    def teacher_plan(self, env: Env, played: tuple[str, ...], oracle: OraclePolicy,
+                     item: Optional[str] = None) -> TeacherPlan:
         """The plan a teacher explains, from the env's current state, given the actions
-        played so far in the episode and the episode's oracle (made before reset). By
+        played so far in the episode and the episode's oracle (made before reset), for
+        `item` (what a question asks about) where the benchmark has item-level plans. By
         default the part of the oracle's fixed sequence (walkthrough, gold path) not yet
-        followed; a benchmark with a planner overrides this to plan from the actual state."""
+        followed, for the task whatever the item (`about="task"`); a benchmark with a
+        planner overrides this to plan from the actual state, and for the item."""
         sequence = getattr(oracle, "sequence", None)
         if sequence is None:
             raise UserError(f"benchmark {self.name!r} has no teacher: its oracle gives no plan")

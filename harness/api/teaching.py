@@ -1,8 +1,11 @@
 """The teacher's contract: plans a benchmark makes, and the questions a method asks.
 
 A benchmark turns its oracle into a `TeacherPlan` from the episode's current state
-(`Benchmark.teacher_plan`); the harness's teacher service (`ctx.teacher`, a `Teacher`)
-answers a method's how-to questions from it in one of How²'s styles:
+(`Benchmark.teacher_plan`), for the item a question asks about where the benchmark has
+item-level plans (Plancraft's recipes: How²'s answer r = T(o_t, q) answers the question q
+about `recipe_name`), else for the episode's task; the plan says which (`about`). The
+harness's teacher service (`ctx.teacher`, a `Teacher`) answers a method's how-to questions
+from it in one of How²'s styles:
 
 - `executable`: the exact actions, in order;
 - `partially-executable`: the same steps with slots replaced by the items they hold;
@@ -19,6 +22,10 @@ from lifebench.api.llm import RoleParams
 
 TEACHER_STYLES = ("executable", "partially-executable", "subgoal-partially-executable",
                   "non-executable")
+# What a plan answers for (`TeacherPlan.about`): the item asked about (not the task's own
+# goal); the episode's task (no item asked, the item is the task's goal, or the benchmark
+# plans only whole tasks); the task because the item asked is not one the benchmark knows.
+PLAN_ABOUT = ("item", "task", "task: unknown item")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,12 @@ class TeacherPlan:
     # What the non-executable teacher (an LLM mentor) is told of the domain: background,
     # usage notes, how to describe arrangements, a worked example. Empty: a generic mentor.
     mentor: str = ""
+    about: str = "task"  # one of PLAN_ABOUT
+
+    def __post_init__(self) -> None:
+        if self.about not in PLAN_ABOUT:
+            raise ValueError(f"a teacher plan is about one of {', '.join(PLAN_ABOUT)}, "
+                             f"not {self.about!r}")
 
 
 class Teacher(Protocol):
@@ -54,13 +67,20 @@ class Teacher(Protocol):
         """Questions asked in the current episode."""
         ...
 
-    def plan(self) -> TeacherPlan:
-        """The benchmark's plan from the current state (not counted as a question)."""
+    @property
+    def answered_for(self) -> dict[str, int]:
+        """The current episode's answers, counted by what each answered for (PLAN_ABOUT)."""
+        ...
+
+    def plan(self, item: Optional[str] = None) -> TeacherPlan:
+        """The benchmark's plan from the current state, for `item` where the benchmark plans
+        items (not counted as a question)."""
         ...
 
     def ask(self, question: str, style: str = "executable",
-            params: Optional[RoleParams] = None) -> str:
-        """The answer in `style`; `params` are the LLM's for the non-executable style."""
+            params: Optional[RoleParams] = None, item: Optional[str] = None) -> str:
+        """The answer in `style` to `question`, which asks about `item` (None: the task);
+        `params` are the LLM's for the non-executable style."""
         ...
 
 

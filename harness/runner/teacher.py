@@ -1,10 +1,12 @@
 """The teacher service: answers how-to questions from a benchmark's oracle (`ctx.teacher`).
 
 Methods that learn from a teacher (How², and any method with `needs.teacher`) ask
-`ctx.teacher.ask(question, style)`. The answer is made from the benchmark's plan for the
-episode's *current* state (`Benchmark.teacher_plan`): Plancraft's planner on the current
-inventory, or the remaining part of a walkthrough / gold path for the others, in one of
-How²'s styles (`lifebench.api.teaching`). The non-executable style asks an LLM (role
+`ctx.teacher.ask(question, style, item=...)`. The answer is made from the benchmark's plan
+for the episode's *current* state (`Benchmark.teacher_plan`), for the item the question
+asks about: Plancraft's planner on the current inventory for that item, or the remaining
+part of a walkthrough / gold path for the others (which plan whole tasks only), in one of
+How²'s styles (`lifebench.api.teaching`). What each answer was for is counted per episode
+(`answered_for`), for the method's record. The non-executable style asks an LLM (role
 `teacher`) to explain the plan in general words, given the plan with slots written as
 spatial words and the inventory as item totals; the benchmark gives it its domain's
 background and a worked example (`TeacherPlan.mentor`).
@@ -15,6 +17,7 @@ outside an episode `ask` is an error. Every call is counted for the episode.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -32,6 +35,7 @@ class TeacherSession:
     oracle: Any  # made before reset: some envs load their solution with the task
     played: list[str] = field(default_factory=list)
     calls: int = 0
+    answered_for: Counter = field(default_factory=Counter)  # PLAN_ABOUT -> answers
 
 
 # The non-executable teacher (How², Appendix G, Figure 19), in our words; the domain's
@@ -83,20 +87,28 @@ class TeacherService:
         """Questions asked in the current episode."""
         return self.session.calls if self.session else 0
 
-    def plan(self) -> TeacherPlan:
-        """The benchmark's plan from the current state (not counted as a question)."""
+    @property
+    def answered_for(self) -> dict[str, int]:
+        """The current episode's answers, by what each answered for (PLAN_ABOUT)."""
+        return dict(self.session.answered_for) if self.session else {}
+
+    def plan(self, item: Optional[str] = None) -> TeacherPlan:
+        """The benchmark's plan from the current state, for `item` where the benchmark plans
+        items (not counted as a question)."""
         session = self._session()
-        return self.benchmark.teacher_plan(session.env, tuple(session.played), session.oracle)
+        return self.benchmark.teacher_plan(session.env, tuple(session.played), session.oracle,
+                                           item=item)
 
     def ask(self, question: str, style: str = "executable",
-            params: Optional[RoleParams] = None) -> str:
-        """The teacher's answer to `question` in `style`, for the current state; `params`
-        are the LLM's for the non-executable style."""
+            params: Optional[RoleParams] = None, item: Optional[str] = None) -> str:
+        """The teacher's answer to `question` (about `item`; None: the task) in `style`, for
+        the current state; `params` are the LLM's for the non-executable style."""
         if style not in TEACHER_STYLES:
             raise unknown_name("teacher", style, TEACHER_STYLES)
         session = self._session()
         session.calls += 1
-        plan = self.plan()
+        plan = self.plan(item)
+        session.answered_for[plan.about] += 1
         if style == "non-executable":
             return self._explain(question, plan, params)
         return render_plan(plan, style)
@@ -143,6 +155,8 @@ def render_plan(plan: TeacherPlan, style: str) -> str:
     """A templated teacher's answer (every style but non-executable), in How²'s forms:
     "To craft X, follow these steps:" and the steps, numbered (per subgoal, nested, for
     the subgoal style)."""
+    if plan.impossible and plan.about == "item":  # an item on the way: the task may still be possible
+        return f"It is not possible to {plan.goal} from the current state."
     if plan.impossible:
         how = f" (`{plan.impossible_action}`)" if style == "executable" and plan.impossible_action else ""
         return f"It is not possible to {plan.goal} from the current state: declare it impossible{how}."

@@ -71,7 +71,7 @@ def is_yes(text: str) -> bool:
 
 class How2Method(Method):
     name = "how2"
-    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "3"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = How2Config
     needs = MethodNeeds(llm=True, teacher=True, tools=True)
     context_use = ("after the manual (on Plancraft, after Figure 10's prompt) in the actor's and "
@@ -187,7 +187,10 @@ class How2Method(Method):
         stats = dict(self.stats)
         return {**stats, "intervention": stats["cache_misses"] > 0,
                 "memory_entries": len(self.memory), "how2_strategy": self.config.strategy,
-                "how2_teacher": self.config.teacher}
+                "how2_teacher": self.config.teacher,
+                # what each answer was for: the item asked about, or the task (benchmarks
+                # whose teacher plans whole tasks, or a query that names no item)
+                "teacher_answered_for": self.ctx.teacher.answered_for}
 
     def state(self) -> Any:
         return {"memory": self.memory.to_json()}
@@ -212,14 +215,18 @@ class How2Method(Method):
         # a cache miss (lines 10-16): ask, answer, parse, store, return the new entry
         self.stats["cache_misses"] += 1
         question = self._ask(query)
-        answer = self.toolset.present(
-            self.ctx.teacher.ask(question, self.config.teacher, params=self.role_params))
+        # r = T(o_t, q): the teacher answers the question asked, about the queried recipe
+        answer = self.toolset.present(self.ctx.teacher.ask(
+            question, self.config.teacher, params=self.role_params, item=query))
         text, tags = self._parse(query, question, answer) if flags.parse else (answer, ())
         if flags.store:
             entry = Entry(text=text, question=question, query=normalise(query), tags=tags,
                           episode_index=self.task.episode_index)
             if self.memory.store(entry):
                 self.stats["stored"] += 1
+        if flags.parse:  # the actor sees the answer and the entry made of it (Fig. 24)
+            return prompts.MEMORY_MISS_PARSED.format(recipe=query, question=question,
+                                                     answer=answer, parsed=text)
         return prompts.MEMORY_MISS.format(recipe=query, question=question, answer=text)
 
     def _relevant(self, entry: Entry, query: str) -> bool:

@@ -110,6 +110,9 @@ Write the teacher's answer as a well-structured memory entry that will be useful
 # Tool results the actor sees.
 MEMORY_HIT = "Memory for {recipe} ({count} entr{plural}):\n{entries}"
 MEMORY_MISS = "Nothing relevant in memory for {recipe}. Asked the teacher: {question}\n{answer}"
+# A cache miss with the parse step: the teacher's answer, then the entry made of it (Fig. 24)
+MEMORY_MISS_PARSED = ("Nothing relevant in memory for {recipe}. Asked the teacher: {question}\n"
+                      "Answer: {answer}\nParsed answer: {parsed}")
 INVALID_CALL = "That was not a valid tool call: {problem}. Call exactly one of: {tools}."
 NO_OP_NOTE = ("You used {max_non_env} non-environment tools in a row: one step passed without "
               "an action.")

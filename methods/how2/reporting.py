@@ -9,11 +9,14 @@ file-order ones as the "-curriculum" setting. Records of the retired `curriculum
 
 - Table 1 (with Table 10's spread), once per order that has records: rows strategy x
   teacher and a per-strategy `avg` row (the mean of its teachers' rows); columns low /
-  high x success rate (mean over seeds ± the standard deviation over seeds), impossible
-  F1, average cache misses and average intervention rate, each computed per seed then
+  high x success rate over the solvable examples, the paper's SR (mean over seeds ± the
+  standard deviation over seeds), success rate over every example (labelled: a correct
+  "impossible" counts, as in Plancraft's evaluator), impossible F1 (every example),
+  average cache misses and average intervention rate, each computed per seed then
   averaged over seeds; then the paper's own Table 1, cited;
 - Table 6: how2 in curriculum order, "-curriculum" (how2 in file order) and "+ask-first"
-  on the high split, averaged over teachers, with Student's t-test of each against how2;
+  on the high split, averaged over teachers (SR over solvable examples, and over all),
+  with Student's t-test of each against how2 (the paper's) and ours;
 - the paper's tests: unpaired t-tests of H1 (Just Ask: executable vs
   subgoal-partially-executable, and the subgoal teacher vs the other two) and H2
   (subgoal-partially-executable vs partially-executable over the four memory setups), on
@@ -101,13 +104,34 @@ def _impossible_f1(records: Sequence[EpisodeRecord]) -> float:
                      [bool(r.extra.get("impossible_truth")) for r in records])
 
 
+def solvable(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records of solvable examples: the paper's SR counts only these (470 of each
+    split's 570; its Table 10's overall is (200 easy + 100 medium + 170 hard) / 470, and
+    Plancraft's own analysis drops the impossible examples alike)."""
+    return [r for r in records if not r.extra.get("impossible_truth")]
+
+
+def success_rate(records: Sequence[EpisodeRecord]) -> float:
+    """The paper's SR: success over the solvable examples (NaN where there is none)."""
+    kept = solvable(records)
+    return fmean(r.success for r in kept) if kept else math.nan
+
+
 Metric = Callable[[Sequence[EpisodeRecord]], float]
 COLUMNS: tuple[tuple[str, Metric], ...] = (
-    ("SR", lambda rs: fmean(r.success for r in rs)),
+    ("SR", success_rate),
+    ("SR all examples", lambda rs: fmean(r.success for r in rs)),
     ("imp. F1", _impossible_f1),
     ("avg cache miss", lambda rs: fmean(int(r.extra.get("cache_misses", 0)) for r in rs)),
     ("avg intervention", lambda rs: fmean(bool(r.extra.get("intervention")) for r in rs)),
 )
+# The paper's Table 1 has no all-examples SR: the published table's columns
+PAPER_COLUMNS = ("SR", "imp. F1", "avg cache miss", "avg intervention")
+SR_NOTE = ("SR: success over the solvable examples only, as the paper's (its Table 10's overall "
+           "is (200 easy + 100 medium + 170 hard) / 470) and Plancraft's own analysis count it; "
+           "SR all examples: over every example, a correctly declared impossible example counting "
+           "as a success (Plancraft's evaluator, and the leaderboard's grid); imp. F1 over every "
+           "example")
 
 # (strategy, teacher, model) -> family -> seed -> records
 Groups = dict[tuple[str, str, Optional[str]], dict[str, dict[int, list[EpisodeRecord]]]]
@@ -168,8 +192,9 @@ def _shown(values: Optional[list[float]], spread: bool) -> str:
     if not values:
         return "-"
     text = _number(_mean(values))
-    if spread:
-        text += f" ± {stdev(values):.3f}" if len(values) > 1 else " ± -"
+    if spread:  # over the seeds with a value (a seed may have run no solvable example)
+        defined = [v for v in values if not math.isnan(v)]
+        text += f" ± {stdev(defined):.3f}" if len(defined) > 1 else " ± -"
     return text
 
 
@@ -186,11 +211,13 @@ def table1(records: Sequence[EpisodeRecord]) -> list[Table]:
             tables.append(_table1(groups, keys, ordered))
     if tables:
         # the paper's columns pair low and high per metric; ours group by split
-        order = [2 * m + f for f in range(len(FAMILIES)) for m in range(len(COLUMNS))]
+        order = [2 * m + f for f in range(len(FAMILIES)) for m in range(len(PAPER_COLUMNS))]
         rows = [[strategy, teacher, *(f"{values[i]:.2f}" for i in order)]
                 for (strategy, teacher), values in PAPER_TABLE1.items()]
         tables.append(Table.of(f"How² Table 1 as published ({PAPER_SETTING}), cited beside ours",
-                               _table1_headers(["strategy", "teacher"]), rows))
+                               ["strategy", "teacher", *(f"{f} {name}" for f in FAMILIES
+                                                         for name in PAPER_COLUMNS)], rows,
+                               ["SR over the solvable examples (470 of each split's 570)"]))
     return tables
 
 
@@ -221,7 +248,7 @@ def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
         for key in keys)
     return Table.of(f"How² on Plancraft{place} (Table 1 layout; {ORDER_NAMES[ordered]}; low = val, "
                     f"high = val.repeated; per seed, then mean over seeds; SR ± its sd over seeds)",
-                    headers, rows, [agreement] if agreement else [])
+                    headers, rows, [SR_NOTE] + ([agreement] if agreement else []))
 
 
 def _pooled_records(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
@@ -351,9 +378,13 @@ def table6(records: Sequence[EpisodeRecord]) -> list[Table]:
     for name, ordered, strategy in present:
         groups = _groups(records, ordered)
         keys = [k for k in groups if k[0] == strategy and groups[k].get("high")]
-        success = [fmean(_per_seed(groups[k]["high"], COLUMNS[0][1])) for k in keys]
-        intervention = [fmean(_per_seed(groups[k]["high"], COLUMNS[3][1])) for k in keys]
-        row = [name, f"{fmean(success):.3f}", f"{fmean(intervention):.3f}", str(len(keys))]
+        by_name = dict(COLUMNS)
+        success = [_mean(_per_seed(groups[k]["high"], by_name["SR"])) for k in keys]
+        everything = [_mean(_per_seed(groups[k]["high"], by_name["SR all examples"])) for k in keys]
+        intervention = [_mean(_per_seed(groups[k]["high"], by_name["avg intervention"]))
+                        for k in keys]
+        row = [name, _number(_mean(success)), _number(_mean(everything)),
+               _number(_mean(intervention)), str(len(keys))]
         for _, solvable_only in EXAMPLE_SETS:
             test, ours = None, ["", "", ""]
             if name != "how2":
@@ -370,13 +401,13 @@ def table6(records: Sequence[EpisodeRecord]) -> list[Table]:
                      "against how2 in curriculum order, on the solvable examples (the paper's) and "
                      "on all: the paper's test, Student's t on episode success, and ours, paired "
                      "over examples)",
-                     ["ablation", "SR", "avg intervention", "teachers",
+                     ["ablation", "SR", "SR all examples", "avg intervention", "teachers",
                       "paper's t (solvable)", "paper's p (solvable)", "paper's sig (solvable)",
                       "ours n (solvable)", "ours p (solvable)", "ours sig (solvable)",
                       "paper's t (all)", "paper's p (all)", "paper's sig (all)",
                       "ours n (all)", "ours p (all)", "ours sig (all)",
                       "paper SR", "paper intervention", f"paper test ({PAPER_SETTING})"], rows,
-                     [OURS_NOTE])]
+                     [SR_NOTE, OURS_NOTE])]
 
 
 def how2_tables(records: Sequence[EpisodeRecord]) -> list[Table]:

@@ -85,12 +85,18 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
     assert {r["temperature"] for r in requests if role_of(r) == "actor"} == {0.6}
     assert {r["temperature"] for r in requests if role_of(r) != "actor"} == {0.2}
     results = actor_tool_results(srv)
-    # a miss returns the new (parsed) entry (Algorithm 1, line 16); a hit the relevant ones
-    assert results == [
-        f"Nothing relevant in memory for quartz. Asked the teacher: How do I make quartz?\n{ENTRY_A}",
-        f"Memory for quartz (1 entry):\n{ENTRY_A}",
-        f"Nothing relevant in memory for quartz. Asked the teacher: How do I make quartz now?\n{ENTRY_B}",
-        f"Memory for quartz_ore (1 entry):\n{ENTRY_A}"]
+    # a miss returns the teacher's answer and the new (parsed) entry (Algorithm 1, line 16;
+    # Fig. 24 shows both); a hit the relevant ones
+    answer = "Answer: To craft quartz, follow these steps:\n1. smelt: from I"
+    assert results[0].startswith("Nothing relevant in memory for quartz. Asked the teacher: "
+                                 f"How do I make quartz?\n{answer}")
+    assert results[0].endswith(f"\nParsed answer: {ENTRY_A}")
+    assert results[2].startswith("Nothing relevant in memory for quartz. Asked the teacher: "
+                                 f"How do I make quartz now?\n{answer}")
+    assert results[2].endswith(f"\nParsed answer: {ENTRY_B}")
+    assert results[1::2] == [f"Memory for quartz (1 entry):\n{ENTRY_A}",
+                             f"Memory for quartz_ore (1 entry):\n{ENTRY_A}"]
+    assert [r["extra"]["teacher_answered_for"] for r in records] == [{"task": 1}, {}, {"task": 1}, {}]
     # the parse role saw the teacher's answer in the paper's form, slots without brackets
     parse = [r for r in requests if role_of(r) == "parse"][0]["messages"][-1]["content"]
     assert "To craft quartz, follow these steps:\n1. " in parse and "How do I make quartz?" in parse
@@ -116,12 +122,13 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
 
 @pytest.mark.parametrize("strategy,first,second", [
     # what Algorithm 1 returns to the actor on the first read (a miss) and the second (the
-    # same query, next episode): the parsed entry or the raw answer, then the memory
+    # same query, next episode): the answer and the parsed entry (Fig. 24), or the raw
+    # answer, then the memory
     ("just-ask", "answer", "answer"),
     ("memory-only", "answer", "hit answer"),
-    ("parse", "entry", "hit entry"),
+    ("parse", "answer and entry", "hit entry"),
     ("relevance", "answer", "hit answer"),
-    ("how2", "entry", "hit entry"),
+    ("how2", "answer and entry", "hit entry"),
 ])
 def test_each_strategy_returns_what_algorithm1_returns(cli, llm_server, tmp_path, strategy, first, second):
     actor = [call("read_memory", recipe=TARGET), call("impossible", reason="x")] * 2
@@ -134,10 +141,13 @@ def test_each_strategy_returns_what_algorithm1_returns(cli, llm_server, tmp_path
         body = got.split("\n", 1)[1]
         assert got.startswith("Memory for quartz (1 entry)" if expected.startswith("hit")
                               else "Nothing relevant in memory for quartz. Asked the teacher")
-        if expected.endswith("entry"):
+        if expected == "answer and entry":
+            assert re.match(r"Answer: To craft quartz, follow these steps:\n1\. (move|smelt): from I\d+ ", body)
+            assert body.endswith(f"\nParsed answer: {ENTRY_A}")
+        elif expected.endswith("entry"):
             assert body == ENTRY_A
         else:
-                assert re.match(r"To craft quartz, follow these steps:\n1\. (move|smelt): from I\d+ ", body)
+            assert re.match(r"To craft quartz, follow these steps:\n1\. (move|smelt): from I\d+ ", body)
 
 
 def test_roles_see_the_inventory_after_a_forced_noop_and_a_format_error(cli, llm_server, tmp_path):
@@ -363,6 +373,29 @@ def test_table1_runs_in_curriculum_order_with_a_minus_curriculum_row(cli, llm_se
         assert any(t.startswith(name + ":") for t in titles), name
 
 
+def test_the_teacher_answers_for_the_item_asked_about(cli, llm_server, tmp_path):
+    """A question about an intermediate item (jungle_planks, while the target is
+    jungle_button) is answered with that item's plan, and stored under it; a query that
+    names no item is answered for the target, and the record says so."""
+    actor = [call("read_memory", recipe="jungle_planks"),
+             call("read_memory", recipe="how to start"), call("impossible", reason="x")]
+    srv = llm_server(script=[{"match": "Write a procedural how-to question",
+                              "replies": ["How do I make jungle planks?", "How do I start?"]}]
+                     + actor)
+    out = tmp_path / "out"
+    result = how2(cli, srv, out, "--method-arg", "strategy=memory-only",
+                  instance="VAL0403", split="val.small")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["extra"]["teacher_answered_for"] == {"item": 1, "task: unknown item": 1}
+    state = json.loads(sorted((out / "state").rglob("*.json"))[-1].read_text())["state"]["memory"]
+    [planks] = state["jungle_planks"]
+    assert planks["text"].startswith("To craft jungle_planks, follow these steps:\n1. move: from I")
+    assert "jungle_button" not in planks["text"]  # the plan stops at the item asked about
+    [start] = state["how to start"]
+    assert start["text"].startswith("To craft jungle_button, follow these steps:")
+
+
 def test_appendix_tables_count_errors_complexity_first_reads_and_cache_buckets():
     from lifebench.api import EpisodeRecord, Status
     from lifebench.methods.how2.analysis import appendix_tables
@@ -384,6 +417,9 @@ def test_appendix_tables_count_errors_complexity_first_reads_and_cache_buckets()
                first_read_memory=None, cache_misses=0, memory_hits=0, off_plan_crafted=[]),
         record(3, True, complexity="easy", first_read_memory=0, cache_misses=1, memory_hits=1,
                off_plan_crafted=["stick"]),  # solved: not an error
+        # an impossible example declared impossible: Plancraft's success, not in the paper's SR
+        record(4, True, complexity="impossible", impossible_predicted=True, impossible_truth=True,
+               first_read_memory=0, cache_misses=0, memory_hits=0, off_plan_crafted=[]),
     ]
     tables = {t.title.split(":")[0]: t for t in appendix_tables(records)}
     row = lambda name: dict(zip(tables[name].headers, tables[name].rows[0]))
@@ -391,7 +427,10 @@ def test_appendix_tables_count_errors_complexity_first_reads_and_cache_buckets()
     assert (row("How² Table 9")["low SR"], row("How² Table 9")["low impossible error"],
             row("How² Table 9")["low max steps error"]) == ("0.500", "0.250", "0.250")
     assert row("How² Table 9")["low eager crafting error"] == "0.250"
+    assert row("How² Table 9")["low SR all examples"] == "0.600"  # 3 of 5
     assert [row("How² Table 10")[f"low {c}"] for c in ("easy", "medium", "hard")] == ["1.000", "0.000", "0.000"]
+    assert (row("How² Table 10")["low overall"], row("How² Table 10")["low overall all examples"]) \
+        == ("0.500", "0.600")
     assert row("How² Figure 4")["first read at 0"] == "1.00 (2)" and row("How² Figure 4")["never read"] == "0.00 (1)"
     assert row("How² Figure 4")["first read at 3+"] == "0.00 (1)"
     figure5 = row("How² Figures 5 and 9")

@@ -45,3 +45,31 @@ def test_how2_scripted_on_corridor(llm_server, results_dir, lifebench_cli):
     entry = state["memory"]["you are in cell 0 of a corridor; the exit is cell 4"][0]["text"]
     assert entry.startswith("RECIPE: You are in cell 0") and "RELATED ITEMS: []" in entry
     assert "first right, then right, then right, then right" in entry
+
+
+def test_table1_sr_counts_solvable_examples_and_all_examples_apart(llm_server, results_dir, lifebench_cli):
+    """The scripted How² on a solvable example it cannot finish in one step (VAL0274,
+    brown_dye) and an impossible one it declares impossible (VAL0382): Plancraft counts both
+    outcomes, so all examples give 0.5; the paper's SR counts the solvable one alone: 0."""
+    from conftest import markdown_table
+
+    srv = llm_server(policy="scripted")
+    result = lifebench_cli("run", "--no-progress", "--benchmark", "plancraft", "--split", "val",
+                           "--instances", "VAL0274,VAL0382", "--max-steps", "1", "--method", "how2",
+                           "--model", "m", "--base-url", srv.url, "--cache", "off",
+                           "--workers", "0", "--out", str(results_dir), timeout=120)
+    assert result.returncode == 0, result.stderr
+    records = {r["instance_id"]: r for r in read_records(results_dir)}
+    assert records["VAL0382"]["success"] and records["VAL0382"]["extra"]["impossible_truth"]
+    assert not records["VAL0274"]["success"] and not records["VAL0274"]["extra"]["impossible_truth"]
+    board = lifebench_cli("leaderboard", str(results_dir), "--no-plots")
+    assert board.returncode == 0, board.stderr
+    title = next(line for line in board.stdout.splitlines() if line.startswith("How² on Plancraft"))
+    [row] = markdown_table(board.stdout, title)
+    solvable = [r["success"] for r in records.values() if not r["extra"]["impossible_truth"]]
+    assert row["low SR"] == f"{sum(solvable) / len(solvable):.3f} ± -" == "0.000 ± -"
+    assert row["low SR all examples"] == "0.500"
+    # the grid keeps Plancraft's own success (both outcomes count), and says so
+    assert "| how2 " in board.stdout and "0.500" in next(
+        line for line in board.stdout.splitlines() if line.startswith("| how2"))
+    assert "plancraft: success as Plancraft's evaluator counts it" in board.stdout
