@@ -1,14 +1,15 @@
 """Calibrating CLIN's match threshold for an embedding model: the precision and recall of
 `ActionMatcher.match` over a labelled set of action texts, at every threshold.
 
-CLIN's 0.9 was tuned for `bert-base-nli-mean-tokens`; another model spreads its cosines
-differently. A labelled set pairs texts a model might write with what they mean: the
+CLIN's code uses 0.9 with `bert-base-nli-mean-tokens` (how it was chosen is not
+published); another model spreads its cosines differently. What this finds is our
+heuristic on a set we generate, not CLIN's operating point. A labelled set pairs texts a model might write with what they mean: the
 valid action a text paraphrases, or None for a near-miss that names no valid action here
 (a matcher must reject it). At a threshold, a text is accepted when its best match is
 exact or at least that similar; precision = accepted and right / accepted, recall =
 accepted and right / texts that mean a valid action. `choose` takes the threshold with
-the highest recall among those whose precision reaches the floor (CLIN's intent: a match
-played without asking again should almost never be another action), or, when none does,
+the highest recall among those whose precision reaches the floor (the intent we read in
+CLIN's: a match played without asking again should almost never be another action), or, when none does,
 the threshold of highest precision.
 
 The set for ScienceWorld is built by `tests/calibration/clin_threshold.py` (the numbers

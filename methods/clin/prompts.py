@@ -18,6 +18,9 @@ DOES NOT CONTRIBUTE to Y", "X MAY NOT CONTRIBUTE to Y"):
 
 TURN = "Observation: {observation}"
 
+# a recent turn after the model's reply: the action played (the matched one) and its answer
+PLAYED = "Selected action: {action}\n" + TURN
+
 OMITTED = "({n} earlier turns are not shown.)"
 
 NEXT = """\
@@ -67,8 +70,7 @@ Below is the trace of an attempt by an agent at a task: every action it took, ea
 the world's answer, and an evaluation report of how the attempt ended.{previous_note}
 
 Write a numbered list of learnings that will help the agent complete the SAME task in the
-SAME world next time. Keep what earlier learnings got right, correct what this attempt
-shows was wrong, and add what it teaches. Every learning must take one of these forms:
+SAME world next time. Every learning must take one of these forms:
   X SHOULD BE NECESSARY to Y.
   X MAY BE NECESSARY to Y.
   X MAY CONTRIBUTE to Y.

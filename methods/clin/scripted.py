@@ -2,9 +2,9 @@
 
 - `actor` (the executor): the reply form its prompt asks for (`Learnings used:`,
   `Rationale:`, `Action:`), the action being the scripted player's for the prompt without
-  the free state block (`Where you are now:` / `What you carry:`, which repeats what `look`
-  shows and could be taken for an older observation); the learnings used are those that
-  name that action.
+  the request and the state before it (`Where you are now:` / `What you carry:`, which
+  repeat what `look` shows and could be taken for an older observation, and the world's
+  vocabulary); the learnings used are those that name that action.
 - `summary`: a numbered list in CLIN's causal forms, from the trial's trace and report:
   the first action is necessary to start; the last one, to finish when the task was
   completed, else it does not contribute; earlier learnings not repeated are kept.
@@ -24,6 +24,14 @@ _ACTION_LINE = re.compile(r"(?m)^Action: (.*\S)\s*$")
 _ITEM = re.compile(r"^\s*\d+[.)]\s*(.*\S)\s*$")
 _TURN = prompts.TURN.split("{observation}", 1)[0]
 _OMITTED = re.compile(re.escape(prompts.OMITTED).replace(re.escape("{n}"), r"\d+") + r"\s*$")
+_LEARNINGS = prompts.LEARNINGS.split("{learnings}", 1)[0]
+_REQUEST = prompts.NEXT.split("{state}", 1)[1].split("\n", 1)[0]  # "Choose the next action. ..."
+# what the state before the request starts with: where you are, what you carry, the vocabulary
+_STATE_BLOCKS = tuple(template.split("{", 1)[0] for template in
+                      (prompts.STATE, prompts.INVENTORY, prompts.VOCABULARY))
+# a retry's feedback, after the request of the message it is added to
+_NO_MATCH = re.compile(r"\s*" + re.escape(prompts.NO_MATCH).replace(re.escape("{action}"), ".*?")
+                       + r"\s*$", re.S)
 
 
 def scripted_reply(request: ScriptedRequest) -> Optional[ScriptedReply]:
@@ -55,47 +63,45 @@ def _items(numbered: str) -> list[str]:
 # -- the executor
 
 
-def _observed(messages: Sequence[dict[str, Any]]) -> tuple[str, str]:
+def _observed(texts: Sequence[str]) -> tuple[str, str]:
     """(The prompt's text up to the current observation, that observation): the last
-    message loses the instruction and the free state block that follow the observation."""
-    texts = [str(m.get("content") or "") for m in messages]
+    message loses the instruction and the free state block that follow the observation,
+    and, when it is the episode's first, the learnings after it."""
     if not texts:
         return "", ""
     last = texts[-1]
-    instruction = prompts.NEXT.split("{state}", 1)[1].strip()
-    if last.rstrip().endswith(instruction):
-        last = last.rstrip()[: -len(instruction)]
-        for prefix in (prompts.STATE.split("{look}", 1)[0], prompts.INVENTORY.split("{inventory}", 1)[0]):
-            at = last.rfind(prefix)
-            if at >= 0:
-                last = last[:at]
-                break
-    last = last.rstrip()
-    observation = last[len(_TURN):] if last.startswith(_TURN) else last
+    request = last.rfind(_REQUEST)
+    if request >= 0:
+        last = last[:request]
+        blocks = [at for at in map(last.rfind, _STATE_BLOCKS) if at >= 0]
+        last = last[:min(blocks)] if blocks else last
+    last = last.split("\n\n" + _LEARNINGS, 1)[0].rstrip()
+    at = last.rfind(_TURN)  # a turn names the action played before what the world answered
+    observation = last[at + len(_TURN):] if at >= 0 else last
     observation = _OMITTED.sub("", observation).strip()
     return "\n".join([*texts[:-1], last]), observation
 
 
 def _action(request: ScriptedRequest) -> str:
-    """The scripted player's action. After `k` "matches nothing" feedbacks, the action for
-    the current observation shown `k` more times: the oracle's next visit of the same
-    observation (a history window may hide earlier visits)."""
-    messages, rejected = list(request.messages), 0
-    while (len(messages) >= 3 and messages[-2].get("role") == "assistant"
-           and fields(prompts.NO_MATCH, str(messages[-1].get("content") or "")) is not None):
-        messages, rejected = messages[:-2], rejected + 1
-    text, observation = _observed(messages)
+    """The scripted player's action. After a "matches nothing" feedback (the request
+    shows only the latest), the action for the current observation shown once more: the
+    oracle's next visit of the same observation (a history window may hide earlier ones)."""
+    texts = [str(m.get("content") or "") for m in request.messages]
+    rejected = bool(texts) and _NO_MATCH.search(texts[-1]) is not None
+    if rejected:
+        texts[-1] = _NO_MATCH.sub("", texts[-1])
+    text, observation = _observed(texts)
     if rejected and observation:
-        text += f"\n{observation}" * rejected
+        text += f"\n{observation}"
     return " ".join(request.act(text).split())
 
 
 def _learnings(request: ScriptedRequest) -> list[str]:
+    """The numbered learnings the first message shows after the task (up to a blank line)."""
     for message in request.messages:
-        if message.get("role") == "user":
-            found = fields(prompts.LEARNINGS, str(message.get("content") or ""))
-            if found:
-                return _items(found["learnings"])
+        content = str(message.get("content") or "")
+        if message.get("role") == "user" and _LEARNINGS in content:
+            return _items(content.split(_LEARNINGS, 1)[1].split("\n\n", 1)[0])
     return []
 
 

@@ -10,19 +10,23 @@ Planner chose, the objects and action forms the env lists (`clin.world_vocabular
 the last turns (no earlier rationales; never the main task: the first observation comes
 without the task's statement, `Benchmark.without_task`), and proposes an action. The
 **Evaluator** checks the proposal against the learnings that say what does NOT help (role
-`rules`; up to `evaluator_tries` proposals, the last is kept), judges whether the subtask
-is done (role `subtask_check`; the action proposed with a "done" verdict is still played,
-then the subtask ends), and maps the proposal to a valid action: played as it is when it
-names one exactly, else chosen by the model among the `choice_top` nearest valid actions
-by embedding similarity (role `chooser`); "none" is fed back to the Executor without
-costing a step. A subtask is refined after `subtask_actions` actions or when the same
-proposal is unplayable `unplayable_repeats` times. The episode ends (record's
-`extra.stopped`) when the Planner says the task is complete, after more than
-`max_done_subtasks` done or `max_failed_subtasks` refined subtasks, or, between subtasks,
-on CLIN's stops. After each trial the learnings are rewritten as CLIN's (role `summary`)
-and a strategy is written from the trace and the actions that raised the score (role
-`strategy`). `planner=false` is the paper's ablation: the Executor gets the task itself and
-all of the memory, and nothing is planned, checked for completion or refined.
+`rules`; up to `evaluator_tries` proposals, the last is kept), judges from the subtask's
+first proposal on whether the subtask is done (role `subtask_check`; the action proposed
+with a "done" verdict is still played, then the subtask ends), and maps the proposal to a
+valid action: played as it is when it names one exactly, else chosen by the model among
+the `choice_top` nearest valid actions by embedding similarity (role `chooser`; the last
+try after the rule check's rejections gets the nearest, unasked); "none" is fed back to
+the Executor without costing a step. Replies are read tolerantly (`clin.replies`); one
+not in the form asked is counted in the record (`extra.format_failures`), and a Planner
+reply that names no subtask gives the subtask "UNKNOWN", as the authors' code goes on. A
+subtask is refined after `subtask_actions` actions or when the same proposal is
+unplayable `unplayable_repeats` times. The episode ends (record's `extra.stopped`) when
+the Planner says the task is complete, after more than `max_done_subtasks` done or
+`max_failed_subtasks` refined subtasks, or, between subtasks, on CLIN's stops. After each
+trial the learnings are rewritten as CLIN's (role `summary`) and a strategy is written
+from the trace and the actions that raised the score (role `strategy`). `planner=false`
+is the paper's ablation: the Executor gets the task itself and all of the memory, and
+nothing is planned, checked for completion or refined.
 """
 
 from __future__ import annotations
@@ -36,15 +40,18 @@ from lifebench.api import (EndEpisode, EpisodeOutcome, EvaluationProtocol, Episo
                            filled, fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
-from lifebench.methods.clin import (free_state, gold_cap, parse_action, stop_note, stop_reason,
+from lifebench.methods.clin import (free_state, gold_cap, read_action, stop_note, stop_reason,
                                     world_vocabulary)
 from lifebench.methods.clin.matching import ActionMatcher
 from lifebench.methods.clin.memory import InstanceMemory, Trial, report, summary_prompt, trace
 from lifebench.methods.clin.prompts import SUMMARY_SYSTEM
+from lifebench.methods.clin.replies import FormatCounts, field, read_field
 from lifebench.methods.step import prompts, scripted
 from lifebench.methods.step.reporting import planner_ablation
 
 COMPLETE = re.compile(r"\b(task|subtask)[ _]complete\b", re.I)
+# The subtask when the Planner's reply names none: the authors' code goes on with it.
+UNKNOWN_SUBTASK = "UNKNOWN"
 # An act() that keeps proposing unplayable actions still ends: every this many model
 # calls in one step, the subtask is refined (or, without a planner, the nearest played).
 MAX_CALLS_PER_STEP = 30
@@ -53,8 +60,11 @@ MAX_CALLS_PER_STEP = 30
 @dataclass(frozen=True)
 class StepConfig:
     planner: bool = True            # false: STEP w/o Planner (Table 2)
-    history: int = 3                # turns the Planner, Executor and rule check see (code: 3)
-    check_history: int = 5          # turns the subtask check sees (code: 5)
+    # The turns shown. The code's `previous_attempt(k)` shows the last k - 1: k = 3 (its
+    # `use_last_k_memories`) for the Planner, refiner, Executor and rule check, and its
+    # default k = 5 for the subtask check.
+    history: int = 2                # turns the Planner, refiner, Executor and rule check see
+    check_history: int = 4          # turns the subtask check sees
     max_done_subtasks: int = 16     # more ends the episode (code: 16)
     max_failed_subtasks: int = 8    # more refined subtasks end the episode (code: 8)
     subtask_actions: int = 7        # actions before a subtask is refined (code: 8 loops, 7 actions)
@@ -82,12 +92,6 @@ class StepConfig:
                 raise ValueError(f"{name} must be >= 0")
 
 
-def field(reply: str, name: str) -> Optional[str]:
-    """The text after the reply's last `name:` line (None when it has none)."""
-    found = re.findall(rf"^\s*{re.escape(name)}\s*:\s*(.*?)\s*$", reply, re.I | re.M)
-    return found[-1] if found else None
-
-
 def numbers(text: Optional[str]) -> list[int]:
     return [int(n) for n in re.findall(r"\d+", text or "")]
 
@@ -108,7 +112,7 @@ def listed(items: dict[int, str]) -> str:
 
 class StepMethod(Method):
     name = "step"
-    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "3"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = StepConfig
     needs = MethodNeeds(llm=True)
     context_use = "after the manual in the system message every STEP role shares"
@@ -158,6 +162,7 @@ class StepMethod(Method):
         self.unplayable: list[str] = []
         self.finish_after_action = False
         self.counts = {"subtasks": 0, "refined": 0, "rejected": 0, "unplayable": 0}
+        self.formats = FormatCounts()
         self.stopped: Optional[str] = None
         self.step_state: Optional[str] = None       # this step's free state, once asked
         self.step_valid: Optional[list[str]] = None  # this step's valid actions, once asked
@@ -186,15 +191,19 @@ class StepMethod(Method):
             if len(self.subtask_turns) >= self.config.subtask_actions and self.config.planner:
                 self._fail_subtask()
                 continue
-            proposal, rationale = self._propose(notes)
+            proposal, rationale, out_of_tries = self._propose(notes)
             if COMPLETE.search(proposal):
                 if not self.config.planner:
                     self._stop("the executor said the task is complete")
                 self._subtask_done()
                 continue
-            if self.config.planner and self.subtask_turns and self._subtask_is_done():
+            # as the code: judged from the subtask's first proposal on, until judged done
+            if self.config.planner and not self.finish_after_action and self._subtask_is_done():
                 self.finish_after_action = True
-            action, why = self._playable(proposal, rationale, last_try=len(notes) + 1 >= MAX_CALLS_PER_STEP)
+            # as the code: the Executor's last try (the rule check rejected the ones before)
+            # is played as its nearest valid action, without asking the chooser
+            unasked = out_of_tries or len(notes) + 1 >= MAX_CALLS_PER_STEP
+            action, why = self._playable(proposal, rationale, nearest_only=unasked)
             if action is None:
                 self.counts["unplayable"] += 1
                 notes.append((proposal, why))
@@ -233,22 +242,25 @@ class StepMethod(Method):
         if len(self.failed) > self.config.max_failed_subtasks:
             self._stop(f"more than {self.config.max_failed_subtasks} subtasks refined")
         if self.refine:
-            reply = self._chat("refiner", prompts.REFINE.format(
+            role = "refiner"
+            reply = self._chat(role, prompts.REFINE.format(
                 task=self.first, subtask=self.failed[-1], rationale=self.rationale,
                 state=self._state(), learnings=self._learnings_block(self.learnings)),
                 history=self._subtask_history())
             self.refine = False
         else:
+            role = "planner"
             done = prompts.DONE_SUBTASKS.format(subtasks="\n".join(f"- {s}" for s in self.done)) \
                 if self.done else ""
             strategy = prompts.STRATEGY.format(strategy=self.strategy) + "\n" if self.strategy else ""
-            reply = self._chat("planner", prompts.PLAN.format(
+            reply = self._chat(role, prompts.PLAN.format(
                 task=self.first, strategy=strategy, learnings=self._learnings_block(self.learnings),
                 done=done, state=self._state()), history=self._history(self.config.history))
-        subtask = (field(reply, "Subtask") or "").strip().rstrip(".")
-        if not subtask or COMPLETE.search(subtask):
+        subtask = self._read(role, reply, "Subtask").rstrip(".").strip()
+        if COMPLETE.search(subtask):
             self._stop("the planner said the task is complete")
-        self.subtask, self.rationale = subtask, field(reply, "Rationale") or ""
+        # a reply that names no subtask is a format failure, not the end: the code goes on
+        self.subtask, self.rationale = subtask or UNKNOWN_SUBTASK, field(reply, "Rationale") or ""
         used = numbers(field(reply, "Learnings used") or field(reply, "Rationale"))
         self.selected = {n: self.learnings[n] for n in used if n in self.learnings}
         self.subtask_turns, self.unplayable = [], []
@@ -266,11 +278,10 @@ class StepMethod(Method):
 
     # -- the Executor and the Evaluator
 
-    def _propose(self, notes: list[tuple[str, str]]) -> tuple[str, str]:
+    def _propose(self, notes: list[tuple[str, str]]) -> tuple[str, str, bool]:
         """An action for the subtask that breaks no rule (the last of `evaluator_tries`
-        proposals is kept), and its rationale."""
+        proposals is kept, unchecked), its rationale, and whether it is that last one."""
         rejected: list[tuple[str, str]] = []
-        proposal, rationale = "", ""
         for attempt in range(self.config.evaluator_tries):
             prompt = prompts.EXECUTE.format(subtask=self.subtask,
                                             learnings=self._learnings_block(self.selected),
@@ -278,28 +289,32 @@ class StepMethod(Method):
             feedback = [prompts.REJECTED.format(action=a, feedback=f) for a, f in notes + rejected]
             reply = self._chat("actor", "\n\n".join([*feedback, prompt]),
                                history=self._history(self.config.history, isolated=True))
-            proposal = parse_action(reply)
+            proposal, found = read_action(reply)
+            self.formats.note("actor", found)
             rationale = field(reply, "Rationale") or ""
-            if not self.rules or COMPLETE.search(proposal) or attempt == self.config.evaluator_tries - 1:
-                break
+            last = attempt == self.config.evaluator_tries - 1
+            if not self.rules or COMPLETE.search(proposal) or last:
+                return proposal, rationale, last
             verdict = self._chat("rules", prompts.RULE_CHECK.format(
                 subtask=self.subtask, action=proposal, rules=listed(self.rules), state=self._state()),
                 history=self._history(self.config.history, isolated=True))
-            if numbers(field(verdict, "Approved"))[:1] != [0]:
-                break
+            # a verdict without a readable 0 approves, as the code's does
+            if numbers(self._read("rules", verdict, "Approved"))[:1] != [0]:
+                return proposal, rationale, False
             self.counts["rejected"] += 1
             rejected.append((proposal, field(verdict, "Feedback") or "it breaks a learnt rule"))
-        return proposal, rationale
+        raise AssertionError("unreachable: the last try returns")
 
     def _subtask_is_done(self) -> bool:
         reply = self._chat("subtask_check", prompts.SUBTASK_CHECK.format(
             subtask=self.subtask, state=self._state()),
             history=self._history(self.config.check_history, isolated=True))
-        return numbers(field(reply, "Complete"))[:1] == [1]
+        return numbers(self._read("subtask_check", reply, "Complete"))[:1] == [1]
 
-    def _playable(self, proposal: str, rationale: str, last_try: bool) -> tuple[Optional[str], str]:
+    def _playable(self, proposal: str, rationale: str, nearest_only: bool) -> tuple[Optional[str], str]:
         """The valid action the proposal means (None, and why, when the chooser finds
-        none): the action it names exactly, else the chooser's pick among the nearest."""
+        none): the action it names exactly, else the chooser's pick among the nearest
+        (`nearest_only`: the nearest, without asking)."""
         if self.step_valid is None:
             self.step_valid = self.tools.valid_actions()
         valid = self.step_valid
@@ -309,18 +324,22 @@ class StepMethod(Method):
         nearest = [action for action, _ in self.matcher.ranked(proposal, valid, self.config.choice_top)]
         if not nearest:
             return proposal or self.task.noop_action, ""  # the env answers what it cannot play
-        if last_try:
+        if nearest_only:
             return nearest[0], ""
         choices = "\n".join(f"{i}. {action}" for i, action in enumerate(nearest))
         reply = self._chat("chooser", prompts.ACTION_CHOICE.format(
             action=proposal, rationale=rationale or "none given", choices=choices))
-        choice = field(reply, "Choice") or ""
+        choice = self._read("chooser", reply, "Choice")
         index = numbers(choice[:4])
         if index and index[0] < len(nearest):
             return nearest[index[0]], ""
         return None, choice.split(".", 1)[-1].strip() or "it cannot be played now"
 
     # -- prompts
+
+    def _read(self, role: str, reply: str, name: str) -> str:
+        """The reply's `name` field ("" when it has none), counted when not as asked."""
+        return self.formats.note(role, read_field(reply, name)).value
 
     def _chat(self, role: str, content: str, history: Sequence[PromptPart] = ()) -> str:
         system = prompts.SYSTEM.format(instructions=self.task.manual().strip())
@@ -386,7 +405,8 @@ class StepMethod(Method):
 
     def episode_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"step_planner": self.config.planner,
-                                 **{"step_" + k: v for k, v in self.counts.items()}}
+                                 **{"step_" + k: v for k, v in self.counts.items()},
+                                 **self.formats.extra()}
         if self.stopped:
             extra["stopped"] = self.stopped
         return extra

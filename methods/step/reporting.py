@@ -72,11 +72,22 @@ def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
                                       "instance has one outcome, else the sign-flip permutation "
                                       "test), uncorrected; the paper gives no test",
                                       "instances: with the results (STEP's scored trials, one "
-                                      "per instance and seed) behind them where they differ",
+                                      "per instance and seed) behind them where they differ; "
+                                      "the paper's rows count tasks (its 11.1, 22.2 and 16.7 "
+                                      "are 1/9, 2/9 and 3/18): on ScienceWorld's step18-authors "
+                                      "and step18-v1 (one variation per task) the instances",
+                                      *_tasks(full, shared),
                                       "paper: STEP's Table 2 (gpt-4o-mini, 5 trials, the best "
                                       "taken; ScienceWorld only), cited, not run",
                                       *_agreement(full, ablated)]))
     return tables
+
+
+def _tasks(records: list[EpisodeRecord], ids: set[str]) -> list[str]:
+    """A note where the instances are not one per task (step18: 5 variations per task)."""
+    tasks = {r.task_family or r.instance_id for r in records if r.instance_id in ids}
+    plural = "" if len(tasks) == 1 else "s"
+    return [] if len(tasks) == len(ids) else [f"All: {len(ids)} instances of {len(tasks)} task{plural}"]
 
 
 def _agreement(full: list[EpisodeRecord], ablated: list[EpisodeRecord]) -> list[str]:

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import read_records
 from lifebench.benchmarks.manifests import SPLITS_DIR
-from lifebench.methods.clin import parse_action
+from lifebench.methods.clin import parse_action, read_action
+from lifebench.methods.clin.replies import Field
 from lifebench.methods.clin.matching import ActionMatcher
 
 SUMMARY = r"CURRENT TRACE"
@@ -34,6 +35,22 @@ def test_parse_action():
     assert parse_action("Learnings used: 1\nRationale: x\nAction: open door to kitchen") == "open door to kitchen"
     assert parse_action("go to kitchen") == "go to kitchen"
     assert parse_action("Action: look\nAction: inventory") == "inventory"
+    # read tolerantly (markdown, case, spacing), and said when not in the form asked
+    assert read_action("**Action:** `open door to kitchen`") == ("open door to kitchen", Field(
+        "open door to kitchen", found=True, as_asked=False))
+    assert read_action("I will look.\n**look around**") == ("look around", Field("", False, False))
+    assert read_action("action : look")[1].as_asked
+
+
+def test_a_huge_reply_is_read_in_linear_time():
+    import time
+
+    # runs of spaces inside a field's line made a lazy capture before `\s*$` quadratic
+    replies = ["Action: look" + " " * 200_000 + "around", ("Action:" + " " * 5_000 + "\n") * 40,
+               "*" * 200_000, "- " * 100_000 + "Action: look"]
+    started = time.perf_counter()
+    assert [parse_action(reply)[:4] for reply in replies] == ["look", "Acti", "", "look"]
+    assert time.perf_counter() - started < 1.0
 
 
 def test_matcher_takes_exact_near_and_guarded_actions():
@@ -92,7 +109,7 @@ def test_an_unmatched_action_gets_feedback_then_the_nearest_is_played(cli, llm_s
 
 def test_identical_actions_end_the_episode(cli, llm_server, tmp_path):
     srv = llm_server(script=[{"match": SUMMARY, "replies": ["1. X DOES NOT CONTRIBUTE to Y."]},
-                             "Action: look"])
+                             "**Action:** look"])  # read, and counted as not the form asked
     out = tmp_path / "out"
     result = clin(cli, srv, out, "--benchmark", "textworld", "--limit", "1",
                   "--max-steps", "20", "--method-arg", "repeat_stop=3")
@@ -100,6 +117,7 @@ def test_identical_actions_end_the_episode(cli, llm_server, tmp_path):
     [record] = read_records(out)
     assert record["status"] == "ok" and record["steps"] == 3 and not record["success"]
     assert record["extra"]["stopped"] == "3 identical actions"
+    assert record["extra"]["format_failures"] == {"actor": 3} and record["extra"]["format_fallbacks"] == {}
 
 
 def test_gold_stop_ends_at_one_and_a_half_gold_paths(cli, llm_server, tmp_path):

@@ -1,8 +1,11 @@
 """STEP against the real local server, each role scripted by what its prompt asks: the
-Planner's subtasks and their refinement, the Evaluator's veto and retries, the caps, the
-stops, the ablation without a Planner, and a smoke run on every benchmark."""
+Planner's subtasks and their refinement, its malformed replies, the Evaluator's veto and
+retries, the caps, the stops, the ablation without a Planner, and a smoke run on every
+benchmark."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -26,7 +29,8 @@ def script(actor, planner="Learnings used: 1\nRationale: start.\nSubtask: look a
            check="Rationale: not yet.\nComplete: 0", rules="Approved: 1",
            refiner="Failure: nothing moved.\nRationale: 1\nSubtask: look again",
            chooser="Choice: 0", summary=LEARNED, strategy="STRATEGY\n1. look around: to see."):
-    return [{"match": PLANNER, "replies": [planner]}, {"match": REFINER, "replies": [refiner]},
+    return [{"match": PLANNER, "replies": [planner] if isinstance(planner, str) else planner},
+            {"match": REFINER, "replies": [refiner]},
             {"match": RULES, "replies": [rules] if isinstance(rules, str) else rules},
             {"match": CHECK, "replies": [check] if isinstance(check, str) else check},
             {"match": CHOOSER, "replies": [chooser]},
@@ -41,8 +45,6 @@ def step(cli, srv, out, *args):  # one trial unless asked (the protocol's are 5)
 
 
 def requests_of(srv, pattern: str) -> list[dict]:
-    import re
-
     return [r for r in srv.requests() if re.search(pattern, r["messages"][-1]["content"])]
 
 
@@ -50,8 +52,28 @@ def test_fields_and_numbered_learnings():
     assert field("Learnings used: 1, 3\nRationale: x\nSubtask: find the thermometer", "Subtask") \
         == "find the thermometer"
     assert field("no such line", "Action") is None
+    # read tolerantly: markdown around the name or the value, case, spacing, the next line
+    for reply in ("**Subtask:** find the bowl", "- *subtask* : `find the bowl`",
+                  "### SUBTASK: **find the bowl**", "Subtask:\n  find the bowl"):
+        assert field(reply, "Subtask") == "find the bowl", reply
+    assert field("**Learnings  used**: 2", "Learnings used") == "2"
+    assert field("Subtask:\nRationale: none", "Subtask") is None
     assert numbered(LEARNED) == {1: "Looking around SHOULD BE NECESSARY to find the items.",
                                  2: "Moving into slot A9 DOES NOT CONTRIBUTE to crafting."}
+
+
+def test_table2_notes_the_tasks_where_instances_are_not_one_per_task():
+    from types import SimpleNamespace
+
+    from lifebench.methods.step.reporting import _tasks
+
+    def run(instance, task):
+        return SimpleNamespace(instance_id=instance, task_family=task)
+
+    one_each = [run("boil:1", "1-1 boil"), run("melt:1", "1-2 melt")]
+    assert _tasks(one_each, {"boil:1", "melt:1"}) == []  # step18-authors, step18-v1
+    five_each = [run(f"boil:{v}", "1-1 boil") for v in range(5)]
+    assert _tasks(five_each, {f"boil:{v}" for v in range(5)}) == ["All: 5 instances of 1 task"]
 
 
 def test_learnings_and_strategy_reach_the_next_trial_and_only_chosen_learnings_the_executor(
@@ -78,16 +100,20 @@ def test_learnings_and_strategy_reach_the_next_trial_and_only_chosen_learnings_t
 
 
 def test_the_evaluator_vetoes_a_rule_breaking_action_and_the_executor_retries(cli, llm_server, tmp_path):
-    srv = llm_server(script=script(
-        ["Rationale: x.\nAction: look"],
-        rules=["Approved: 0\nFeedback: moving into A9 does not help.", "Approved: 1"] * 20))
+    srv = llm_server(script=script(  # a proposal that names no valid action exactly
+        ["Rationale: x.\nAction: look around the room"],
+        rules="Approved: 0\nFeedback: moving into A9 does not help."))
     out = tmp_path / "out"
     result = step(cli, srv, out, "--benchmark", "textworld", "--limit", "1", "--trials", "2",
                   "--max-steps", "2")
     assert result.returncode == 0, result.stderr
     first, second = read_records(out)
     assert "rules" not in first["llm_usage"]  # no learnings yet, so no rules to check
-    assert second["extra"]["step_rejected"] >= 1
+    assert first["llm_usage"]["chooser"]["calls"] == 2
+    # each step: two proposals rejected, the third played as its nearest valid action
+    # without the chooser (the code's)
+    assert second["extra"]["step_rejected"] == 4 and second["llm_usage"]["rules"]["calls"] == 4
+    assert second["steps"] == 2 and "chooser" not in second["llm_usage"]
     retried = [r for r in srv.requests() if 'was not approved: moving into A9 does not help'
                in r["messages"][-1]["content"]]
     assert retried, "the rejected proposal and the feedback reach the executor"
@@ -111,14 +137,17 @@ def test_a_subtask_that_runs_too_long_is_refined_and_the_cap_ends_the_episode(cl
 
 def test_a_done_subtask_plays_its_last_action_then_the_planner_moves_on(cli, llm_server, tmp_path):
     srv = llm_server(script=script(["Rationale: x.\nAction: look"],
-                                   check=["Complete: 1"] * 50))
+                                   check=["Complete: 0", "Complete: 1"]))  # then always done
     out = tmp_path / "out"
     result = step(cli, srv, out, "--benchmark", "textworld", "--limit", "1", "--max-steps", "4",
                   "--method-arg", "repeat_stop=0")
     assert result.returncode == 0, result.stderr
     [record] = read_records(out)
-    # each subtask: one action, then a second one judged done and still played
-    assert record["steps"] == 4 and record["extra"]["step_subtasks"] == 2
+    # the check runs at every proposal, a subtask's first too (the code's): the first
+    # subtask plays one action, then a second judged done and still played; each later
+    # subtask is judged done at its first proposal, which is played
+    assert record["steps"] == 4 and record["extra"]["step_subtasks"] == 3
+    assert record["llm_usage"]["subtask_check"]["calls"] == 4
     second = requests_of(srv, PLANNER)[1]["messages"][-1]["content"]
     assert "Subtasks already done, in order" in second and "- look around" in second
 
@@ -131,13 +160,34 @@ def test_the_planner_ending_the_task_and_the_identical_actions_stop(cli, llm_ser
     [record] = read_records(out)
     assert record["steps"] == 0 and record["extra"]["stopped"] == "the planner said the task is complete"
 
-    srv = llm_server(script=script(["Rationale: x.\nAction: look"], check=["Complete: 1"] * 50))
+    srv = llm_server(script=script(["Rationale: x.\nAction: look"],
+                                   check=["Complete: 0", "Complete: 0", "Complete: 1"]))
     out = tmp_path / "repeat"
     assert step(cli, srv, out, "--benchmark", "textworld", "--limit", "1", "--max-steps", "30",
-                "--method-arg", "repeat_stop=4").returncode == 0
+                "--method-arg", "repeat_stop=2").returncode == 0
     [record] = read_records(out)
-    # checked between subtasks (two actions each): the stop comes at the first boundary after 4
-    assert record["extra"]["stopped"] == "4 identical actions" and record["steps"] == 4
+    # checked between subtasks (the first of three actions): not after 2, at its end
+    assert record["extra"]["stopped"] == "2 identical actions" and record["steps"] == 3
+
+
+def test_a_malformed_planner_reply_does_not_end_the_trial_and_is_counted(cli, llm_server, tmp_path):
+    # the authors' code goes on with an " UNKNOWN " subtask when the reply names none
+    srv = llm_server(script=script(["Rationale: x.\nAction: look"], check="Complete: 1", planner=[
+        "**Learnings used:** none\n**Rationale:** start.\n**Subtask:** look around",
+        "I would look around the room first."]))  # then no Subtask field, again and again
+    out = tmp_path / "out"
+    result = step(cli, srv, out, "--benchmark", "textworld", "--limit", "1", "--max-steps", "3",
+                  "--method-arg", "repeat_stop=0")
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["status"] == "budget_exhausted" and record["steps"] == 3
+    assert "stopped" not in record["extra"] and record["extra"]["step_subtasks"] == 3
+    # three Planner replies not as asked: the bold one read, the two without a field replaced
+    assert record["extra"]["format_failures"] == {"planner": 3}
+    assert record["extra"]["format_fallbacks"] == {"planner": 2}
+    subtasks = [found for r in srv.requests()
+                for found in re.findall(r"Your current subtask: (.*)", r["messages"][-1]["content"])]
+    assert subtasks == ["look around", "UNKNOWN", "UNKNOWN"]
 
 
 def test_an_unplayable_proposal_goes_to_the_chooser_and_back_to_the_executor(cli, llm_server, tmp_path):
