@@ -13,8 +13,8 @@ from lifebench.api.budget import DEFAULT_BUDGET, Budget
 from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, ContextSchema,
                                    ContextTools, ExplorationBudgetExhausted, ExplorationEnv,
                                    InstanceContext, InstanceFacts, coverage, normalise_name)
-from lifebench.api.errors import (ContextOverflow, EndEpisode, EnvError, LLMError, UserError,
-                                  unknown_name)
+from lifebench.api.errors import (ContextOverflow, EndEpisode, EndpointUnusable, EnvError,
+                                  LLMError, UserError, unknown_name)
 from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
 from lifebench.api.prompt import (Prompt, PromptPart, filled, fixed, history, mark_groups,
@@ -51,7 +51,8 @@ __all__ = [
     # budgets
     "Budget", "DEFAULT_BUDGET",
     # errors
-    "ContextOverflow", "EndEpisode", "EnvError", "LLMError", "UserError", "unknown_name",
+    "ContextOverflow", "EndEpisode", "EndpointUnusable", "EnvError", "LLMError", "UserError",
+    "unknown_name",
     # the LLM, as methods see it; their prompts' history, for the context window
     "ChatModel", "LLMReply", "RoleParams", "ToolCall", "tag_calls",
     "Prompt", "PromptPart", "filled", "fixed", "history", "mark_groups", "mark_history",

@@ -18,6 +18,16 @@ from typing import Iterable
 class UserError(Exception):
     """Bad input. The message is one line that names the valid choices or the fix."""
 
+    exit_code = 2  # the CLI's documented exit code for it
+
+
+class EndpointUnusable(UserError):
+    """The endpoint answers, but nothing it answers can be read (each of a run's first calls
+    malformed alike): the run stops with this one line and exit 1, and the episodes it did
+    not play stay unrecorded, so a rerun resumes them."""
+
+    exit_code = 1
+
 
 class EnvError(Exception):
     """The environment failed (crashed, refused to load). Retried by the runner."""

@@ -40,7 +40,8 @@ class LLMReply:
     tokens_out: int
     cached: bool
     reasoning: str = ""
-    finish_reason: str = ""
+    finish_reason: str = ""  # "malformed": the server's reply could not be read (no text)
+    refusal: str = ""  # the model's refusal (OpenAI's `refusal` field), where it refused
 
 
 class ChatModel(Protocol):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 MAX_CHARS = 1_000_000
@@ -76,3 +77,39 @@ def literal(text: str, max_chars: int = MAX_CHARS, max_depth: int = MAX_DEPTH) -
         return ast.literal_eval(tree)
     except (RecursionError, MemoryError) as exc:
         raise Unreadable(f"the literal could not be read ({type(exc).__name__})") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def encodable(text: str) -> tuple[str, int]:
+    """`text` with every character UTF-8 cannot encode (a lone surrogate: "\\ud800" in a
+    server's JSON, a program's raw output) replaced by U+FFFD, and how many were replaced.
+    Such a character in a prompt would fail the request's encoding, and the stream with it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.subn(REPLACEMENT, text)
+    return text, 0
+
+
+def encodable_value(value: Any) -> tuple[Any, int]:
+    """`encodable` over every string of a JSON-like value (dicts, lists, strings)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        replaced, total = {}, 0
+        for key, item in value.items():
+            key, a = encodable(key) if isinstance(key, str) else (key, 0)
+            replaced[key], b = encodable_value(item)
+            total += a + b
+        return (replaced, total) if total else (value, 0)
+    if isinstance(value, (list, tuple)):
+        items, total = [], 0
+        for item in value:
+            item, count = encodable_value(item)
+            items.append(item)
+            total += count
+        return (type(value)(items), total) if total else (value, 0)
+    return value, 0

@@ -9,7 +9,7 @@ import sys
 from typing import Any, Optional
 
 from lifebench.api.errors import UserError
-from lifebench.cli.base import EXIT_INTERRUPTED, EXIT_USER_ERROR, Parser, SubCommand
+from lifebench.cli.base import EXIT_INTERRUPTED, Parser, SubCommand
 from lifebench.cli.cache import Cache
 from lifebench.cli.check import Check
 from lifebench.cli.compare import Compare
@@ -51,7 +51,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return command.run(args)
     except UserError as exc:
         print(f"lifebench: error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exc.exit_code
     except KeyboardInterrupt:
         print("lifebench: interrupted; rerun the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -18,7 +18,7 @@ from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.cli.base import SubCommand
 from lifebench.cli.listing import unavailable
-from lifebench.cli.run import add_plan_arguments, execute_and_report, tool_fallback
+from lifebench.cli.run import add_plan_arguments, execute_and_report, tool_protocol
 from lifebench.config.options import add_arguments, from_sources
 from lifebench.config.run import ExecutionConfig, RunConfig, load_spec_file
 
@@ -36,9 +36,10 @@ class Grid(SubCommand):
 
     def run(self, args: argparse.Namespace) -> int:
         file_values = load_spec_file(args.spec) if args.spec else {}
-        config = tool_fallback(grid_config(from_sources(RunConfig, file_values, args)), file_values, args)
         execution = from_sources(ExecutionConfig, file_values, args)
-        return execute_and_report(config, execution, args, grid=True)
+        config, decision = tool_protocol(grid_config(from_sources(RunConfig, file_values, args)),
+                                         file_values, args, execution)
+        return execute_and_report(config, execution, args, grid=True, tool_decision=decision)
 
 
 def grid_config(config: RunConfig) -> RunConfig:

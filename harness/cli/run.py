@@ -12,11 +12,14 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.cli.base import EXIT_INCOMPLETE, SubCommand
 from lifebench.cli.doctor import DEFAULT_PROFILE
-from lifebench.llm.doctor import profile_of
+from lifebench import registry
+from lifebench.llm.doctor import probe_tools, profile_of
+from lifebench.store.results import read_manifest_runs
 from lifebench.config.options import add_arguments, from_sources
 from lifebench.config.run import PARTS_TABLE, ExecutionConfig, RunConfig, spec_parts
 from lifebench.runner.run import execute, failure_hint, results_dir, summary_line
@@ -38,39 +41,89 @@ class Run(SubCommand):
 
     def run(self, args: argparse.Namespace) -> int:
         parts = chosen_parts(spec_parts(args.spec) if args.spec else [("", {})], args.part)
-        runs = [(name, tool_fallback(RunConfig.from_sources(values, args), values, args),
-                 from_sources(ExecutionConfig, values, args)) for name, values in parts]
+        runs = [(name, RunConfig.from_sources(values, args), from_sources(ExecutionConfig, values, args),
+                 values) for name, values in parts]
         if len(runs) > 1:  # every part checked before any runs
-            for _, config, _ in runs:
+            for _, config, _, _ in runs:
                 validate(config)
         out = runs[0][2].out or str(results_dir(runs[0][1], runs[0][2]))
         code = 0
-        for name, config, execution in runs:
+        for name, config, execution, values in runs:
             if name:
                 print(f"part {name}", file=sys.stderr)
                 execution = dataclasses.replace(execution, out=execution.out or out)
+            config, decision = tool_protocol(config, values, args, execution)
             code = max(code, execute_and_report(config, execution, args,
-                                                plan_name=f"plan.{name}.json" if name else "plan.json"))
+                                                plan_name=f"plan.{name}.json" if name else "plan.json",
+                                                tool_decision=decision))
         return code
 
 
 TOOL_PROTOCOL_DEST = "llm__tool_protocol"  # the flag's namespace attribute (None: not given)
 
 
-def tool_fallback(config: RunConfig, values: dict, args: argparse.Namespace) -> RunConfig:
-    """The config with the text tool protocol when the doctor's profile of this model at
-    this endpoint (`lifebench doctor`) says it does no tool calling and no protocol was
-    chosen: methods that offer tools then describe them in the prompt. The protocol is part
-    of those methods' streams' identity, so their records never pool with native ones."""
+def tool_protocol(config: RunConfig, values: dict, args: argparse.Namespace,
+                  execution: ExecutionConfig) -> tuple[RunConfig, Optional[dict[str, Any]]]:
+    """The config with its tool protocol decided before the first episode, and the decision
+    for the manifest (None where nothing was decided). When a method offers tools and no
+    protocol was chosen (`--llm-tool-protocol`, a spec's `llm_tool_protocol`), in order: the
+    doctor's profile of this model at this endpoint (`lifebench doctor`); the decision an
+    earlier run into the same --out recorded (a resumed run keeps it); else one tiny probe
+    offering a tool (not under --plan, --cache replay or --no-probe). A server without tool
+    calling makes those methods describe their tools in the prompt (the text protocol),
+    said in one line; the protocol is part of their streams' identity, so their records
+    never pool with native ones."""
     chosen = "llm_tool_protocol" in values or getattr(args, TOOL_PROTOCOL_DEST, None) is not None
-    if chosen or config.llm.tool_protocol != "native":
-        return config
+    if chosen or config.llm.tool_protocol != "native" or not _offers_tools(config) \
+            or not config.model or not config.llm.base_url:
+        return config, None
+    decision = _decided(config, execution)
+    if decision is None and not args.plan and execution.probe and config.llm.cache != "replay":
+        key = (config.model, config.llm.base_url)
+        if key not in _PROBED:  # once per process: the parts of a spec share it
+            _PROBED[key] = probe_tools(config.model, config.llm)
+        probe = _PROBED[key]
+        decision = {"protocol": "text" if probe.tools is False else "native",
+                    "source": "probe", "probe": probe.manifest()}
+        if probe.tools is None:
+            print(f"note: {config.llm.base_url} did not say whether it does tool calling "
+                  f"({probe.answer[:120] or probe.status}): methods that offer tools use it; "
+                  f"give --llm-tool-protocol text if it has none", file=sys.stderr)
+    if decision is None:
+        return config, None
+    if decision["protocol"] == "text":
+        print(f"note: {config.model} at {config.llm.base_url} does no tool calling "
+              f"({decision['source']}): methods that offer tools use --llm-tool-protocol text",
+              file=sys.stderr)
+        config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, tool_protocol="text"))
+    return config, decision
+
+
+_PROBED: dict[tuple[str, str], Any] = {}
+
+
+def _offers_tools(config: RunConfig) -> bool:
+    return any(registry.method_class(m).needs.tools for m in config.methods)
+
+
+def _decided(config: RunConfig, execution: ExecutionConfig) -> Optional[dict[str, Any]]:
+    """A decision already made: the doctor's profile, or an earlier run into --out."""
     profile = profile_of(DEFAULT_PROFILE, config.model, config.llm.base_url)
-    if not profile or profile.get("tools") is not False:
-        return config
-    print(f"note: {DEFAULT_PROFILE} says {config.model} at {config.llm.base_url} does no tool "
-          f"calling: methods that offer tools use --llm-tool-protocol text", file=sys.stderr)
-    return dataclasses.replace(config, llm=dataclasses.replace(config.llm, tool_protocol="text"))
+    if profile and isinstance(profile.get("tools"), bool):
+        return {"protocol": "native" if profile["tools"] else "text", "source": DEFAULT_PROFILE}
+    try:
+        runs = read_manifest_runs(results_dir(config, execution))
+    except ValueError:
+        return None
+    for run in reversed(runs):
+        spec = run.get("spec") if isinstance(run.get("spec"), dict) else {}
+        llm = spec.get("llm") if isinstance(spec.get("llm"), dict) else {}
+        endpoint = run.get("llm_endpoint") if isinstance(run.get("llm_endpoint"), dict) else {}
+        earlier = endpoint.get("tool_calling")
+        if (spec.get("model"), llm.get("base_url")) == (config.model, config.llm.base_url) \
+                and isinstance(earlier, dict) and earlier.get("protocol") in ("native", "text"):
+            return {**earlier, "source": f"an earlier run into this --out ({earlier.get('source')})"}
+    return None
 
 
 def chosen_parts(parts: list, wanted: "str | None") -> list:
@@ -123,12 +176,13 @@ def _fraction(text: str) -> float:
 
 
 def execute_and_report(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespace,
-                       grid: bool = False, plan_name: str = "plan.json") -> int:
+                       grid: bool = False, plan_name: str = "plan.json",
+                       tool_decision: Optional[dict[str, Any]] = None) -> int:
     """Run (or plan, with --plan, into OUT/`plan_name`), print the summary line (and what
     is left to retry): the exit code."""
     if args.plan:
         return _plan(config, execution, args, grid, plan_name)
-    outcome = execute(config, execution, grid)
+    outcome = execute(config, execution, grid, tool_decision)
     print(summary_line(outcome, results_dir(config, execution)))
     hint = failure_hint(outcome)
     if hint:

@@ -492,6 +492,10 @@ class ExecutionConfig:
         "reuses instead of building them again (they are copied into --out)")
     trajectories: bool = option(True, flag="--no-trajectories", toml=None,
                                 help="do not write trajectories", show_default=False)
+    probe: bool = option(True, flag="--no-probe", toml=None, show_default=False,
+                         help="do not ask the endpoint whether it does tool calling before the "
+                              "first episode (methods that offer tools then use the native "
+                              "protocol unless --llm-tool-protocol says otherwise)")
 
     def __post_init__(self) -> None:
         if self.ray_address and self.executor != "ray":

@@ -20,16 +20,16 @@ import random
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from lifebench.api import cooperative
-from lifebench.api.errors import ContextOverflow, LLMError, UserError
+from lifebench.api.errors import ContextOverflow, EndpointUnusable, LLMError, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage
-from lifebench.api.untrusted import parse_json
+from lifebench.api.untrusted import encodable, encodable_value, parse_json
 from lifebench.config.run import LLMConfig
 from lifebench.llm.cache import ResponseCache, body_and_key
-from lifebench.llm.completion import completion_problem
+from lifebench.llm.completion import completion_problem, read_message
 from lifebench.llm.reasoning import closes_only, split_reasoning
 from lifebench.llm.server_errors import (error_line, is_context_overflow, rejects_field,
                                          rejects_tools, wants_max_completion_tokens)
@@ -72,6 +72,39 @@ def endpoint_quirks(base_url: str) -> EndpointQuirks:
 
 _counters: dict[tuple[str, str], TokenCounter] = {}
 
+FIRST_CALLS = 5  # a run stops when each of its first calls to an endpoint is malformed alike
+_first_calls: dict[str, list[Optional[str]]] = {}  # base URL -> each call's problem (None: read)
+
+
+def _watch_first_calls(base_url: str, problem: Optional[str], arrived: str) -> None:
+    """Raise EndpointUnusable when the process's first FIRST_CALLS calls to `base_url` all
+    ended malformed the same way: the endpoint answers nothing lifebench can read."""
+    with _slots_lock:
+        seen = _first_calls.setdefault(base_url, [])
+        if len(seen) >= FIRST_CALLS:
+            return
+        seen.append(problem)
+        unusable = len(seen) == FIRST_CALLS and problem is not None and len(set(seen)) == 1
+    if unusable:
+        raise EndpointUnusable(
+            f"the endpoint {base_url} answered each of the first {FIRST_CALLS} calls of this run "
+            f"with a reply that cannot be read ({problem}); what arrived: {_excerpt(arrived)}; "
+            f"check the server (or the proxy before it), then rerun to resume")
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    """The start of what a server sent, on one printable line."""
+    shown = text[:limit].encode("unicode_escape", "replace").decode("ascii", "replace")
+    return shown + (" ..." if len(text) > limit else "")
+
+
+class _Malformed(Exception):
+    """A reply that cannot be read as a chat completion, after its one more try."""
+
+    def __init__(self, problem: str, arrived: str) -> None:
+        super().__init__(problem)
+        self.problem, self.arrived = problem, arrived
+
 
 def token_counter(base_url: str, model: str, timeout_s: float, key: str = "") -> TokenCounter:
     """The process's token counter for `model` at `base_url`: the server's `/tokenize`
@@ -98,8 +131,8 @@ def _server_tokenizer(base_url: str, model: str, timeout_s: float, key: str):
         try:
             answer = server.post("/tokenize", body, headers)
             count = parse_json(answer.body).get("count") if answer.status == 200 else None
-        except (TransportFailure, ValueError, AttributeError):
-            return None
+        except (TransportFailure, TransportTimeout, ValueError, AttributeError):
+            return None  # no usable tokenizer there (the counter estimates from now on)
         return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
     return tokenize
 
@@ -166,6 +199,7 @@ class LLMClient:
         self.usage: dict[str, RoleUsage] = {}
         self.calls: list[CallTokens] = []  # one entry per call, in order
         self._reasoning: list[str] = []  # of the calls since the last take_reasoning
+        self._notes = ReplyNotes()  # since the last take_notes
         self._tags: dict[str, str] = {}
         self._quirks = endpoint_quirks(config.base_url)
         self._count = token_counter(config.base_url, model, config.timeout_s, self._key) \
@@ -195,7 +229,13 @@ class LLMClient:
         messages = fitted.messages
         for _ in range(3):  # each quirk is learned once: seed, then the cap's field
             request = self._request(messages, tools, params, cap, text_tools)
-            body, key = body_and_key(request, self.config.base_url, sample, self.seed)
+            try:
+                body, key = body_and_key(request, self.config.base_url, sample, self.seed)
+            except UnicodeEncodeError:  # a lone surrogate from a reply or an observation
+                messages, replaced = encodable_value(list(messages))
+                self._note(replaced_characters=replaced)
+                request = self._request(messages, tools, params, cap, text_tools)
+                body, key = body_and_key(request, self.config.base_url, sample, self.seed)
             response = self.cache.get(key) if self.cache else None
             cached = response is not None
             if response is not None:
@@ -210,10 +250,19 @@ class LLMClient:
                 response, text = self._call_with_retries(body, headers, bool(tools) and not text_tools)
             except _Adapted:
                 continue
+            except _Malformed as malformed:
+                # not the infrastructure's fault, and no retry mends it: the method gets an
+                # unreadable (empty) reply, its own failed step
+                self._note(malformed=1)
+                _watch_first_calls(self.config.base_url, malformed.problem, malformed.arrived)
+                response, cached = None, False
+                break
+            _watch_first_calls(self.config.base_url, None, "")
             if self.cache:
                 self.cache.put(key, self.model, response, text)
             break
-        reply = _reply_of(response, cached, text_tools, self._quirks)
+        reply = _reply_of(response, cached, text_tools, self._quirks, self._note) \
+            if response is not None else _UNREADABLE
         with self._lock:
             usage = self.usage.setdefault(role, RoleUsage())
             usage.calls += 1
@@ -221,8 +270,8 @@ class LLMClient:
             usage.tokens_out += reply.tokens_out
             usage.cached += int(cached)
             self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached,
-                                         reply.finish_reason, cap, _reasoning_tokens(response, reply),
-                                         fitted.left_out))
+                                         reply.finish_reason, cap,
+                                         _reasoning_tokens(response or {}, reply), fitted.left_out))
             if reply.reasoning:
                 self._reasoning.append(reply.reasoning)
         return reply
@@ -264,6 +313,17 @@ class LLMClient:
         with self._lock:
             return dict(self.usage)
 
+    def take_notes(self) -> dict[str, Any]:
+        """What the replies since the last take held that a record should say (refusals,
+        several choices, malformed replies, characters replaced), as `extra.llm_replies`."""
+        with self._lock:
+            notes, self._notes = self._notes, ReplyNotes()
+        return notes.as_extra()
+
+    def _note(self, refusal: str = "", **counts: int) -> None:
+        with self._lock:
+            self._notes.add(refusal, **counts)
+
     def take_calls(self) -> list[CallTokens]:
         """Every call since the last take, in order."""
         with self._lock:
@@ -285,7 +345,9 @@ class LLMClient:
         """The completion, parsed and as the server sent it."""
         attempts = self.config.max_retries + 1
         last = ""
-        for attempt in range(attempts):
+        malformed = 0
+        attempt = 0
+        while attempt < attempts:
             try:
                 if self._cooperative_slots and cooperative.active():
                     answer = self._post_when_a_slot_frees(body, headers)
@@ -307,19 +369,18 @@ class LLMClient:
                 if status in (400, 404, 413, 422):
                     self._refused(status, self._redact(error_line(answer.body)), native_tools)
                 if 200 <= status < 300:
-                    try:
-                        text = answer.body.decode()
-                        data = parse_json(text, max_chars=len(text))  # (its size: the transport's)
-                        problem = completion_problem(data)
-                        if problem:
-                            raise ValueError(problem)
+                    text = answer.body.decode("utf-8", "replace")
+                    data, problem = _completion(text)
+                    if problem is None:
                         return data, text
-                    except (ValueError, RecursionError) as exc:  # not a completion's JSON
-                        last = f"malformed response ({type(exc).__name__})"
-                else:  # 429, 5xx and other statuses
-                    last = f"HTTP {status}"
-            if attempt + 1 < attempts:
-                cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** attempt)
+                    malformed += 1
+                    if malformed > 1:  # asked once more: the same answer is no outage
+                        raise _Malformed(problem, text)
+                    continue  # asked once more at once, not counted as a failed attempt
+                last = f"HTTP {status}"  # 429, 5xx and other statuses
+            attempt += 1
+            if attempt < attempts:
+                cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))
                 cooperative.sleep(self._jitter.uniform(0, cap))
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
@@ -367,23 +428,70 @@ def _header_text(value: str) -> str:
     return "".join(c for c in value[:200] if " " <= c <= "~")
 
 
+def _completion(text: str) -> tuple[Any, Optional[str]]:
+    """A 2xx answer's body as a completion, or what makes it unreadable."""
+    try:
+        data = parse_json(text, max_chars=len(text))  # (its size: the transport's bound)
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON ({type(exc).__name__})"
+    return data, completion_problem(data)
+
+
+# What a method gets for a reply that could not be read: no text, no call (its own failed
+# step); its call is accounted with finish reason "malformed".
+_UNREADABLE = LLMReply(text="", tool_calls=(), tokens_in=0, tokens_out=0, cached=False,
+                       finish_reason="malformed")
+
+
+class ReplyNotes:
+    """What replies held that a record should say."""
+
+    REFUSALS_KEPT, REFUSAL_CHARS = 5, 500
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.refusals: list[str] = []
+
+    def add(self, refusal: str = "", **counts: int) -> None:
+        for name, count in counts.items():
+            if count:
+                self.counts[name] = self.counts.get(name, 0) + count
+        if refusal:
+            self.counts["refusals"] = self.counts.get("refusals", 0) + 1
+            if len(self.refusals) < self.REFUSALS_KEPT:
+                self.refusals.append(refusal[:self.REFUSAL_CHARS])
+
+    def as_extra(self) -> dict[str, Any]:
+        return {**self.counts, **({"refusal_texts": self.refusals} if self.refusals else {})}
+
+
 def _reply_of(response: dict[str, Any], cached: bool, text_tools: bool = False,
-              quirks: Optional[EndpointQuirks] = None) -> LLMReply:
+              quirks: Optional[EndpointQuirks] = None,
+              note: Optional[Callable[..., None]] = None) -> LLMReply:
+    note = note or (lambda *_, **__: None)
+    read = read_message(response)
+    message, replaced = encodable_value(read.message)  # "\ud800" in the JSON: replaced
+    part_reasoning, more = encodable(read.part_reasoning)
+    refusal, most = encodable(read.refusal)
+    note(refusal=refusal, replaced_characters=replaced + more + most,
+         several_choices=int(read.choices > 1))
     choice = response["choices"][0]
-    message = choice.get("message") or {}
     finish = choice.get("finish_reason")
     content = message.get("content")
     if quirks is not None and isinstance(content, str) and closes_only(content):
         quirks.opens_reasoning = True
     reasoning, answer = split_reasoning(message, quirks is not None and quirks.opens_reasoning,
                                         cut=finish == "length")
+    reasoning = "\n\n".join(r for r in (part_reasoning, reasoning) if r)
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
-        try:
-            arguments = parse_json(function.get("arguments") or "{}")
-        except ValueError:  # not JSON, or over the bounds (lifebench.api.untrusted)
-            arguments = {"_unparsed": function.get("arguments")}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, dict):  # a JSON string (an object: Ollama's own format)
+            try:
+                arguments = parse_json(arguments or "{}")
+            except ValueError:  # not JSON, or over the bounds (lifebench.api.untrusted)
+                arguments = {"_unparsed": function.get("arguments")}
         calls.append(ToolCall(function.get("name", ""), arguments if isinstance(arguments, dict)
                               else {"_value": arguments}))
     if text_tools and not calls:
@@ -393,7 +501,8 @@ def _reply_of(response: dict[str, Any], cached: bool, text_tools: bool = False,
     return LLMReply(text=answer, tool_calls=tuple(calls),
                     tokens_in=int(usage.get("prompt_tokens") or 0),
                     tokens_out=int(usage.get("completion_tokens") or 0), cached=cached,
-                    reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else "")
+                    reasoning=reasoning, finish_reason=finish if isinstance(finish, str) else "",
+                    refusal=refusal)
 
 
 def _reasoning_tokens(response: dict[str, Any], reply: LLMReply) -> int:

@@ -1,11 +1,26 @@
-"""What a chat completion must look like before lifebench reads it: a server's answer and a
-cached row alike come from outside the process (a proxy's error page, a hand-edited or
-corrupted cache file), so each is checked here, and a bad one is a malformed answer (asked
-again) or a cache miss, never an exception in the middle of an episode."""
+"""What a chat completion must look like before lifebench reads it, and how each shape that
+servers send is read: a server's answer and a cached row alike come from outside the
+process (a proxy's error page, a hand-edited or corrupted cache file), so each is checked
+here, and a bad one is a malformed answer (asked once more, then the method's unreadable
+reply) or a cache miss, never an exception in the middle of an episode.
+
+The shapes read (each seen from real servers or proxies):
+- `content` a string, or null with `tool_calls`;
+- `content` a list of parts (`{"type": "text", "text": ...}`; reasoning parts, `reasoning`
+  or `thinking`, kept as reasoning; a `refusal` part as the refusal);
+- tool-call `arguments` a JSON string, or already an object (Ollama's native format);
+- `refusal` (OpenAI's structured refusal): no answer, the refusal's text kept;
+- several `choices`: the first is read.
+An empty `choices` is malformed.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
+
+_TEXT_PARTS = ("text", "output_text")
+_REASONING_PARTS = ("reasoning", "thinking", "reasoning_content")
 
 
 def completion_problem(data: Any) -> Optional[str]:
@@ -23,17 +38,21 @@ def completion_problem(data: Any) -> Optional[str]:
         message = {}
     if not isinstance(message, dict):
         return "its message is not an object"
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        return "its content is not text"
+    problem = _content_problem(message.get("content"))
+    if problem:
+        return problem
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        return "its refusal is not text"
     calls = message.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
             return "its tool_calls are not a list"
         for call in calls:
             function = call.get("function") if isinstance(call, dict) else None
+            arguments = function.get("arguments") if isinstance(function, dict) else None
             if not isinstance(function, dict) or not isinstance(function.get("name", ""), str) \
-                    or not isinstance(function.get("arguments") or "", str):
+                    or not (arguments is None or isinstance(arguments, (str, dict))):
                 return "a tool call is not a function with a name and JSON arguments"
     usage = data.get("usage")
     if usage is not None:
@@ -45,3 +64,56 @@ def completion_problem(data: Any) -> Optional[str]:
                                       or value < 0):
                 return f"its usage's {name} is not a count"
     return None
+
+
+def _content_problem(content: Any) -> Optional[str]:
+    if content is None or isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return "its content is not text"
+    for part in content:
+        if not isinstance(part, dict) or not isinstance(part.get("type", ""), str):
+            return "its content is a list of something other than parts"
+        text = _part_text(part)
+        if text is not None and not isinstance(text, str):
+            return "a part of its content is not text"
+    return None
+
+
+def _part_text(part: dict[str, Any]) -> Any:
+    """A part's text: `text`, or the field named by its type (`thinking`, `refusal`)."""
+    return part.get("text", part.get(str(part.get("type"))))
+
+
+@dataclass(frozen=True)
+class ReadMessage:
+    """The first choice's message as lifebench reads it."""
+
+    message: dict[str, Any]  # with `content` as one string (its text parts joined)
+    part_reasoning: str  # reasoning that came as content parts
+    refusal: str  # the model's refusal, where it refused
+    choices: int  # how many choices the server sent
+
+
+def read_message(data: dict[str, Any]) -> ReadMessage:
+    """The first choice's message of a completion that `completion_problem` passed, with a
+    list of content parts joined into text (reasoning and refusal parts set apart)."""
+    choices = data["choices"]
+    message = dict(choices[0].get("message") or {})
+    reasoning: list[str] = []
+    refusal = message.get("refusal") or ""
+    content = message.get("content")
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            kind, text = str(part.get("type", "text")), _part_text(part)
+            if not isinstance(text, str):
+                continue  # an image or audio part: nothing a text agent reads
+            if kind in _REASONING_PARTS:
+                reasoning.append(text)
+            elif kind == "refusal":
+                refusal = refusal or text
+            elif kind in _TEXT_PARTS or "text" in part:
+                texts.append(text)
+        message["content"] = "".join(texts) if texts else None
+    return ReadMessage(message, "\n\n".join(reasoning), refusal, len(choices))

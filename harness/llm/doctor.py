@@ -23,7 +23,7 @@ from lifebench.llm.completion import completion_problem
 from lifebench.llm.models import list_models
 from lifebench.llm.reasoning import split_reasoning
 from lifebench.llm.server_errors import error_line, rejects_field, rejects_tools
-from lifebench.llm.transport import TransportFailure, endpoint
+from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
 
 PROFILE_FORMAT = "lifebench-endpoint-profile"
 _PROBE_TOOL = {"type": "function", "function": {
@@ -96,6 +96,41 @@ class _Probe:
         return (502, problem, seconds) if problem else (200, data, seconds)
 
 
+@dataclass(frozen=True)
+class ToolProbe:
+    """One tiny completion offering a tool: does the endpoint do tool calling?"""
+
+    tools: Optional[bool]  # None: the probe could not tell (no answer, a server error)
+    status: Optional[int]
+    seconds: float
+    tokens_in: int = 0
+    tokens_out: int = 0
+    answer: str = ""  # the refusal's line, or why there was no answer
+
+    def manifest(self) -> dict[str, Any]:
+        return {"tools": self.tools, "status": self.status, "seconds": round(self.seconds, 3),
+                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "answer": self.answer[:200]}
+
+
+def probe_tools(model: str, config: LLMConfig) -> ToolProbe:
+    """Offer a tool in one completion of at most 16 tokens (the start-up check's, and the
+    doctor's): a 200 says yes, a refusal of tools no; anything else cannot tell."""
+    started = time.monotonic()
+    try:
+        status, answer, seconds = _Probe(model, config).ask(
+            "Call the tool say with the word yes.", 16, tools=[_PROBE_TOOL])
+    except (TransportFailure, TransportTimeout) as exc:
+        why = "no answer in time" if isinstance(exc, TransportTimeout) else f"no answer ({exc})"
+        return ToolProbe(None, None, time.monotonic() - started, answer=why)
+    if status == 200:
+        usage = answer.get("usage") or {}
+        return ToolProbe(True, status, seconds, int(usage.get("prompt_tokens") or 0),
+                         int(usage.get("completion_tokens") or 0))
+    refused = isinstance(answer, str) and rejects_tools(answer)
+    return ToolProbe(False if refused else None, status, seconds, answer=str(answer))
+
+
 def diagnose(model: str, config: LLMConfig) -> Profile:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     profile = Profile(model, config.base_url, now)
@@ -121,7 +156,10 @@ def diagnose(model: str, config: LLMConfig) -> Profile:
     try:
         _probe_completions(probe, profile)
     except TransportFailure as exc:
-        profile.problems.append(f"a completion failed: {type(exc).__name__}")
+        profile.problems.append(f"a completion failed: {exc}")
+    except TransportTimeout:
+        profile.problems.append(f"a completion had no complete answer within "
+                                f"{probe.server.timeout_s:g} s")
     return profile
 
 
@@ -141,10 +179,11 @@ def _probe_completions(probe: _Probe, profile: Profile) -> None:
     profile.seed = status == 200 or not (isinstance(answer, str) and rejects_field(answer, "seed"))
     if status != 200 and profile.seed:
         profile.problems.append(f"a completion with seed was refused ({status}): {answer}")
-    status, answer, _ = probe.ask("Call the tool say with the word yes.", 64, tools=[_PROBE_TOOL])
-    profile.tools = status == 200
-    if status != 200 and not (isinstance(answer, str) and rejects_tools(answer)):
-        profile.problems.append(f"a completion offering a tool was refused ({status}): {answer}")
+    tools = probe_tools(profile.model, probe.config)
+    profile.tools = tools.tools is True
+    if tools.tools is None:
+        profile.problems.append(f"a completion offering a tool was refused ({tools.status}): "
+                                f"{tools.answer}")
     # speeds: prefill from a long prompt with one token out, decode from a short prompt
     status, long_answer, long_s = probe.ask(_LONG + "\nReply with OK.", 1)
     status2, short_answer, short_s = probe.ask("Count from one to fifty in words.", 64)

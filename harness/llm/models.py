@@ -5,14 +5,13 @@ and each model's context window where the server reports one (vLLM and SGLang:
 from __future__ import annotations
 
 import os
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
+from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
 
 MAX_LIST_BYTES = 4 << 20
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
@@ -49,27 +48,31 @@ def _window(entry: dict[str, Any]) -> Optional[int]:
 
 
 def list_models(config: LLMConfig, timeout_s: float = 10.0) -> ServedModels:
-    """GET {base_url}/models within `timeout_s` and MAX_LIST_BYTES. A refused key is a
-    UserError (as it would be for every call)."""
-    url = config.base_url.rstrip("/") + "/models"
+    """GET {base_url}/models through the bounded transport: one deadline of `timeout_s`
+    (at most --llm-timeout) from connect to last byte, and MAX_LIST_BYTES. A refused key is
+    a UserError (as it would be for every call)."""
     key = os.environ.get(config.api_key_env) or ""
-    request = urllib.request.Request(url, headers={"Accept": "application/json",
-                                                   "Authorization": f"Bearer {key or 'no-key'}"})
+    deadline = min(timeout_s, config.timeout_s)
     try:
-        with urllib.request.urlopen(request, timeout=min(timeout_s, config.timeout_s)) as answer:
-            body = answer.read(MAX_LIST_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            given = "the API key in" if key else "no API key: set"
-            raise UserError(f"the endpoint {config.base_url} refused the request ({exc.code}) "
-                            f"with {given} {config.api_key_env}; set the right key there (or "
-                            f"name another variable with --api-key-env)") from None
-        return ServedModels(True, problem=f"GET /models answered {exc.code}")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        return ServedModels(False, problem=f"no answer ({str(reason)[:120]})")
-    if len(body) > MAX_LIST_BYTES:
-        return ServedModels(True, problem="its model list is over 4 MiB")
+        server = endpoint(config.base_url, deadline, MAX_LIST_BYTES)
+    except ValueError:
+        raise UserError(f"--base-url {config.base_url!r} is not an http(s) URL; give one "
+                        f"like http://localhost:8000/v1") from None
+    try:
+        answer = server.get("/models", {"Accept": "application/json",
+                                        "Authorization": f"Bearer {key or 'no-key'}"})
+    except TransportTimeout:
+        return ServedModels(False, problem=f"no complete answer within {deadline:g} s")
+    except TransportFailure as exc:
+        return ServedModels(False, problem=f"no usable answer ({exc})")
+    if answer.status in (401, 403):
+        given = "the API key in" if key else "no API key: set"
+        raise UserError(f"the endpoint {config.base_url} refused the request ({answer.status}) "
+                        f"with {given} {config.api_key_env}; set the right key there (or "
+                        f"name another variable with --api-key-env)")
+    if answer.status != 200:
+        return ServedModels(True, problem=f"GET /models answered {answer.status}")
+    body = answer.body
     try:
         data = parse_json(body)
         entries = [e for e in data.get("data") if isinstance(e, dict)]

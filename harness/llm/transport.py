@@ -48,6 +48,10 @@ class TransportFailure(Exception):
     """The connection failed, or closed before a complete answer."""
 
 
+class _TooLarge(ValueError):
+    """An answer over the byte limit."""
+
+
 class _ClosedUnanswered(ConnectionError):
     """The connection closed before the first byte of an answer."""
 
@@ -118,11 +122,20 @@ class Endpoint:
     def post(self, path: str, body: bytes, headers: dict[str, str]) -> HTTPAnswer:
         """POST `body` to the base URL + `path`; raises TransportTimeout or
         TransportFailure (the connection is then discarded)."""
+        return self.request("POST", path, body, headers)
+
+    def get(self, path: str, headers: dict[str, str]) -> HTTPAnswer:
+        """GET the base URL + `path` (the model list), bounded as a POST is."""
+        return self.request("GET", path, b"", headers)
+
+    def request(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> HTTPAnswer:
+        """One request and its answer within the endpoint's deadline (connect to last byte)
+        and byte limit."""
         target = self.prefix + path
         if self._proxy and not self.tls:  # a plain-HTTP proxy takes the absolute URL
             target = f"http://{self._authority}{target}"
-        lines = [f"POST {target} HTTP/1.1", f"Host: {self._authority}",
-                 f"Content-Length: {len(body)}"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._authority}"]
+        lines += [f"Content-Length: {len(body)}"] if method == "POST" else []
         lines += [f"{name}: {value}" for name, value in headers.items()]
         if self._proxy and not self.tls and self._proxy.authorization:
             lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
@@ -147,7 +160,8 @@ class Endpoint:
         except (OSError, ValueError) as exc:
             if conn is not None:
                 conn.close()
-            raise TransportFailure(type(exc).__name__) from None
+            why = "an answer over the size limit" if isinstance(exc, _TooLarge) else type(exc).__name__
+            raise TransportFailure(why) from None
 
     def _exchange(self, conn: _Connection, request: bytes, deadline: float) -> HTTPAnswer:
         conn.raw.deadline = deadline
@@ -272,11 +286,11 @@ def _read_body(reader: Any, status: int, length: Optional[int], chunked: bool,
         return _read_chunks(reader, max_body)
     if length is not None:
         if length > max_body:
-            raise ValueError(f"an answer of {length} bytes, over the limit of {max_body}")
+            raise _TooLarge(f"an answer of {length} bytes, over the limit of {max_body}")
         return _exactly(reader, length)
     data = reader.read(max_body + 1)  # no length: the body ends with the connection
     if len(data) > max_body:
-        raise ValueError(f"an answer over the limit of {max_body} bytes")
+        raise _TooLarge(f"an answer over the limit of {max_body} bytes")
     return data
 
 
@@ -293,7 +307,7 @@ def _read_chunks(reader: Any, max_body: int = DEFAULT_MAX_BODY) -> bytes:
             break
         total += size
         if total > max_body:
-            raise ValueError(f"a chunked answer over the limit of {max_body} bytes")
+            raise _TooLarge(f"a chunked answer over the limit of {max_body} bytes")
         parts.append(_exactly(reader, size))
         reader.readline(_LINE_MAX)  # the chunk's line end
     for _ in range(_HEADERS_MAX + 1):  # the trailers, ignored

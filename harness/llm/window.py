@@ -50,7 +50,8 @@ class TokenCounter:
             return 0
         if self._tokenize is None:
             return estimate_tokens(text)
-        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        # (a lone surrogate must not fail the key: the prompt is made encodable when sent)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
             if key in self._counts:
                 self._counts.move_to_end(key)

@@ -228,6 +228,7 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
     if llm is not None:
         usage = llm.take_usage()
         llm.take_calls()
+        llm.take_notes()
         values.update(llm_usage=dict(sorted(usage.items())),
                       llm_calls=sum(u.calls for u in usage.values()),
                       tokens_in=sum(u.tokens_in for u in usage.values()),

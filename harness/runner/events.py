@@ -46,6 +46,7 @@ class RunAborted:
 
     unit_id: int
     message: str
+    exit_code: int = 2  # the UserError's: 1 for an endpoint no reply of which can be read
 
 
 @dataclass

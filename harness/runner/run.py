@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from lifebench import registry
 from lifebench.config.run import ExecutionConfig, RunConfig
@@ -42,9 +42,12 @@ def plugin_distributions(config: RunConfig) -> set[str]:
     return {d for d in found if d and d != "lifebench"}
 
 
-def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False) -> RunOutcome:
+def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False,
+            tool_decision: Optional[dict[str, Any]] = None) -> RunOutcome:
     """Run `config`; as a grid (`lifebench grid`), cells that cannot run (no LLM given, no
-    oracle, the method's own reason) are refused and recorded instead of stopping the run."""
+    oracle, the method's own reason) are refused and recorded instead of stopping the run.
+    `tool_decision`: how the tool protocol was decided before the run (the CLI's probe),
+    for the manifest."""
     refused: list[Refusal] = []
     streams = expand(config, refused, grid)
     out = results_dir(config, execution)
@@ -60,6 +63,8 @@ def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False) -
         endpoint = None
         if (plan.to_run or builds) and config.model and config.llm.base_url:
             endpoint = _check_endpoint(config, plan.units, builds)
+            if tool_decision is not None:
+                endpoint["tool_calling"] = tool_decision
         earlier = store.last_manifest()
         if plan.already_done and earlier and earlier.git_revision != info["git_revision"]:
             print(f"note: {out} holds episodes recorded at revision {earlier.git_revision}; "
@@ -126,9 +131,21 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
               f"preparing"] if outcome.prepared_reused else []
     notes += [f"{outcome.overflowed} ended at the model's context window (context_overflow, "
               f"counted as failures)"] if outcome.overflowed else []
+    notes += replies_notes(outcome.replies)
     cut = outcome.cut_calls.note()
     return (f"{outcome.results} episodes recorded in {out} (success {rate})"
             + (f"; {', '.join(notes)}" if notes else "") + (f"\nnote: {cut}" if cut else ""))
+
+
+REPLY_NOTES = (("malformed", "replies that could not be read twice (each the method's failed step)"),
+               ("refusals", "refusals by the model (each the method's failed step; texts in the records)"),
+               ("several_choices", "replies with several choices (the first read)"),
+               ("replaced_characters", "characters no prompt can encode, replaced by U+FFFD"))
+
+
+def replies_notes(counts: dict[str, int]) -> list[str]:
+    """What the replies held, counted over the run's records (`extra.llm_replies`)."""
+    return [f"{counts[name]} {what}" for name, what in REPLY_NOTES if counts.get(name)]
 
 
 def failure_hint(outcome: RunOutcome) -> Optional[str]:

@@ -53,6 +53,9 @@ class LLMSpend:
     usage: dict[str, RoleUsage] = dataclasses.field(default_factory=dict)
     calls: tuple[CallTokens, ...] = ()
     cost_usd: Optional[float] = None
+    # what the replies held that the record says (`extra.llm_replies`): refusals, several
+    # choices, malformed replies, characters replaced to be encodable
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, attempt: int,
@@ -66,6 +69,8 @@ def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, atte
         steps = given.record.explore_steps if charged else 0
         explore_steps = (explore_steps or 0) + steps
         extra["context"] = _context_extra(stream, given, charged)
+    if spend.notes:
+        extra["llm_replies"] = dict(spend.notes)
     return EpisodeRecord(
         run_id=stream.run_id, **dataclasses.asdict(key), episode_index=position,
         steps=outcome.steps, success=outcome.success, score=outcome.score,
@@ -219,7 +224,8 @@ class _MethodHolder:
             return LLMSpend()
         usage = self.llm.take_usage()
         return LLMSpend(usage=usage, calls=tuple(self.llm.take_calls()),
-                        cost_usd=self.llm.cost(usage) if usage else None)
+                        cost_usd=self.llm.cost(usage) if usage else None,
+                        notes=self.llm.take_notes())
 
 
 def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str, Any]:
@@ -344,4 +350,4 @@ def run_unit(unit: Union[WorkUnit, ContextUnit], emit: Callable[[Event], None],
         else:
             _UnitPlayer(unit, emit, record_trajectories).play()
     except UserError as exc:
-        emit(RunAborted(unit.unit_id, str(exc)))
+        emit(RunAborted(unit.unit_id, str(exc), exc.exit_code))

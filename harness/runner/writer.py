@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol, Union
 
 from lifebench.api.records import EpisodeRecord, Status
-from lifebench.api.errors import UserError
+from lifebench.api.errors import EndpointUnusable, UserError
 from lifebench.runner.contexts import ContextUnit, context_failure
 from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeStarted, Event,
                                      RunAborted, UnitFinished)
@@ -43,6 +43,7 @@ class RunOutcome:
     cut_calls: CutCalls = field(default_factory=CutCalls)  # of the results' LLM calls
     prepared_reused: int = 0  # streams that loaded a prepared artifact instead of preparing
     prepared_made: int = 0  # streams that prepared
+    replies: collections.Counter = field(default_factory=collections.Counter)  # the records' `extra.llm_replies` counts
 
     def absorb(self, other: "RunOutcome") -> "RunOutcome":
         """This outcome with another phase's added (counts summed, lists and sets joined)."""
@@ -107,7 +108,8 @@ class Writer:
             if event.stopped:
                 self.outcome.stopped.append(event.stopped)
         elif isinstance(event, RunAborted):
-            raise UserError(event.message)
+            raise (EndpointUnusable if event.exit_code == EndpointUnusable.exit_code
+                   else UserError)(event.message)
 
     def _store_prepared(self, artifact: dict[str, Any]) -> None:
         try:
@@ -136,6 +138,9 @@ class Writer:
     def _count(self, unit_id: int, record: EpisodeRecord) -> None:
         unit = self.units[unit_id]
         self.outcome.committed += 1
+        notes = record.extra.get("llm_replies")
+        if isinstance(notes, dict):
+            self.outcome.replies.update({k: v for k, v in notes.items() if isinstance(v, int)})
         final = record.is_result or not record.status.is_retried or \
             record.attempt >= unit.stream.retries
         if final:

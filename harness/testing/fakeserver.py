@@ -68,6 +68,7 @@ FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
 FLAVOURS = ("openai", "vllm", "ollama", "llamacpp")
 REASONING_STYLES = ("", "tags", "closing-tag", "reasoning_content", "reasoning")
 REJECTABLE = ("seed", "tools", "max_tokens")
+SHAPES = ("parts", "object-arguments", "choices")
 
 
 POLICIES = ("script", "plancraft", "scripted")
@@ -191,6 +192,11 @@ class ServerConfig:
     max_model_len: Optional[int] = None
     # Request fields this server refuses with a 400 when present: seed, tools, max_tokens.
     rejects: tuple[str, ...] = ()
+    # How replies are shaped, as some servers and proxies send them (SHAPES): content as a
+    # list of parts ("parts"), tool-call arguments as a JSON object ("object-arguments"),
+    # a second choice after the first ("choices"). A script item {"message": {...}} is sent
+    # as that message, whatever its shape (a refusal, a lone surrogate, ...).
+    shapes: tuple[str, ...] = ()
 
 
 class FakeOpenAI:
@@ -344,7 +350,10 @@ class FakeOpenAI:
         reply = self.next_reply(request, tags)
         message: dict[str, Any] = {"role": "assistant", "content": None}
         finish = "stop"
-        if isinstance(reply, dict) and "tool_call" in reply:
+        if isinstance(reply, dict) and isinstance(reply.get("message"), dict):
+            message = {"role": "assistant", **reply["message"]}  # sent as the script says
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+        elif isinstance(reply, dict) and "tool_call" in reply:
             call = reply["tool_call"]
             message["tool_calls"] = [{"id": self._call_id(request), "type": "function",
                                       "function": {"name": call["name"],
@@ -360,9 +369,14 @@ class FakeOpenAI:
         usage: dict[str, Any] = {}
         if self.config.reasoning:
             finish, completion, usage = self._reason(message, request, finish, completion)
+        choices = [{"index": 0, "message": _shaped(message, self.config.shapes),
+                    "finish_reason": finish}]
+        if "choices" in self.config.shapes:
+            choices.append({"index": 1, "message": {"role": "assistant", "content": "second"},
+                            "finish_reason": "stop"})
         return {"id": f"chatcmpl-{self.requests}", "object": "chat.completion",
                 "created": int(time.time()), "model": request.get("model", "fake"),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "choices": choices,
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                           "total_tokens": prompt + completion, **usage}}
 
@@ -396,6 +410,23 @@ class FakeOpenAI:
         else:  # closing-tag: the template opened <think> in the prompt
             message["content"] = f"{thought}\n" + ("" if cut else f"</think>\n\n{answer or ''}")
         return finish, completion, {"completion_tokens_details": {"reasoning_tokens": min(spent, completion)}}
+
+
+def _shaped(message: dict[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]:
+    """`message` as a server of these shapes sends it."""
+    message = dict(message)
+    if "parts" in shapes and isinstance(message.get("content"), str):
+        parts = [{"type": "text", "text": message["content"]}]
+        for field in ("reasoning_content", "reasoning"):  # reasoning as a part of its own
+            if isinstance(message.get(field), str):
+                parts.insert(0, {"type": "reasoning", "text": message.pop(field)})
+        message["content"] = parts
+    if "object-arguments" in shapes and message.get("tool_calls"):
+        message["tool_calls"] = [
+            {**call, "function": {**call["function"],
+                                  "arguments": json.loads(call["function"]["arguments"] or "{}")}}
+            for call in message["tool_calls"]]
+    return message
 
 
 # --- HTTP/1.1 on asyncio ---------------------------------------------------------------
@@ -933,6 +964,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--max-model-len", type=int, help="the model's context window")
     parser.add_argument("--rejects", default="", help="comma-separated request fields to "
                         "refuse with a 400: " + ", ".join(REJECTABLE))
+    parser.add_argument("--shapes", default="", help="comma-separated reply shapes, as some "
+                        "servers send them: " + ", ".join(SHAPES))
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="after `--`: a command to run while the server answers (its "
                              "`{url}` arguments become the server's base URL, also in "
@@ -950,7 +983,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                           models=tuple(m for m in args.models.split(",") if m),
                           flavour=args.flavour, reasoning=args.reasoning,
                           reasoning_words=args.reasoning_words, max_model_len=args.max_model_len,
-                          rejects=tuple(r for r in args.rejects.split(",") if r))
+                          rejects=tuple(r for r in args.rejects.split(",") if r),
+                          shapes=tuple(r for r in args.shapes.split(",") if r))
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if command:
         raise SystemExit(_run_beside(config, args.host, args.port, command))

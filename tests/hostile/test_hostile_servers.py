@@ -5,6 +5,7 @@ MemoryError."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -109,3 +110,52 @@ def test_each_retry_is_bounded_the_same_way():
     finally:
         server.close()
     assert time.monotonic() - started <= 2 * 1.0 + 1 and server.connections == 2
+
+
+def test_every_kind_of_request_is_bounded_by_one_deadline():
+    """The start-up check's model list, the tool probe (doctor and start-up), the server's
+    tokenizer and a completion: against a server that drips a byte a second, each ends
+    within the timeout plus a second, through the one bounded transport."""
+    from lifebench.llm.client import token_counter
+    from lifebench.llm.doctor import probe_tools
+    from lifebench.llm.models import list_models
+
+    server = RawServer(drip)
+    config = LLMConfig(base_url=server.url, timeout_s=TIMEOUT_S, max_retries=0)
+    client = LLMClient("m", config)
+    requests = {
+        "GET /models": lambda: list_models(config).reachable is False,
+        "tool probe": lambda: probe_tools("m", config).tools is None,
+        "/tokenize": lambda: token_counter(server.url, "m", TIMEOUT_S)("some text") == 3,
+        "completion": lambda: pytest.raises(LLMError, client.chat, [{"role": "user", "content": "hi"}]),
+    }
+    try:
+        for name, request in requests.items():
+            started = time.monotonic()
+            assert request(), name  # each says it got no answer (the estimate, for /tokenize)
+            took = time.monotonic() - started
+            assert took <= TIMEOUT_S + 1, f"{name} took {took:.1f} s"
+    finally:
+        server.close()
+
+
+def test_a_run_against_a_dripping_server_records_its_episode_as_failed_in_seconds(lifebench_cli, tmp_path):
+    """Every path a run takes drips (the model list, the tool probe, the completion; the
+    tokenizer's is bounded above): the run records its one episode as failed and ends
+    within 12 s, start-up included."""
+    server = RawServer(drip)
+    out = tmp_path / "out"
+    started = time.monotonic()
+    try:
+        result = lifebench_cli("run", "--no-progress", "--benchmark", "corridor", "--split", "tiny",
+                               "--limit", "1", "--method", "how2", "--model", "m",
+                               "--base-url", server.url, "--llm-timeout", "2", "--llm-retries", "0",
+                               "--retries", "0", "--cache", "off",
+                               "--workers", "0", "--out", str(out), timeout=60)
+        took = time.monotonic() - started
+    finally:
+        server.close()
+    assert result.returncode == 1, result.stderr
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["llm_error"]
+    assert took < 12, f"the run took {took:.1f} s"

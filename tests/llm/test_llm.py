@@ -51,7 +51,8 @@ def test_text_tool_calls_and_accounting_per_role(llm_server):
 
 
 def test_faults_are_retried_until_an_answer(llm_server):
-    srv = llm_server(script=["ok"], fault_rate=0.5, faults=("429", "500", "malformed", "drop"), seed=3)
+    # the infrastructure's faults (a malformed reply is no outage: tests/llm/test_reply_shapes.py)
+    srv = llm_server(script=["ok"], fault_rate=0.5, faults=("429", "500", "drop"), seed=3)
     client = client_for(srv, max_retries=12)
     replies = [client.chat(hello(f"q{i}")) for i in range(20)]
     assert all(r.text == "ok" for r in replies)

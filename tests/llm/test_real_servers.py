@@ -95,17 +95,50 @@ def test_a_refused_seed_and_max_tokens_are_dropped_once_and_said(cli, llm_server
                                                    "seed not sent (the endpoint refused it)"]
 
 
+def since(srv, before: int) -> list[dict]:
+    """The completions the server answered after its `before`-th."""
+    new = srv.stats()["requests"] - before
+    return srv.requests()[-new:] if new > 0 else []
+
+
 def test_a_server_without_tool_calling_stops_the_run_or_takes_them_as_text(cli, llm_server, tmp_path):
     srv = llm_server(policy="plancraft", rejects=("tools",))
     how2 = ["run", "--no-progress", *PLANCRAFT, "--method", "how2", "--model", "m",
             "--base-url", srv.url, "--cache", "off", "--workers", "0", "--max-steps", "4"]
-    one_line_error(cli(*how2, "--out", str(tmp_path / "native")),
+    one_line_error(cli(*how2, "--out", str(tmp_path / "native"), "--no-probe"),
                    "does not do tool calling", "--enable-auto-tool-choice",
                    "--llm-tool-protocol text")
     text = cli(*how2, "--out", str(tmp_path / "text"), "--llm-tool-protocol", "text")
     assert text.returncode == 0, text.stderr
     asked = [r for r in srv.requests() if "tools" not in r]
     assert asked and "You can call these tools" in asked[-1]["messages"][0]["content"]
+    # no protocol chosen, no profile: one probe offering a tool decides before the first
+    # episode; the run uses the text protocol, says so in one line, keyed as the text run
+    before = srv.stats()["requests"]
+    probed = cli(*how2, "--out", str(tmp_path / "probed"))
+    assert probed.returncode == 0, probed.stderr
+    assert "m at " in probed.stderr and "does no tool calling (probe): methods that offer " \
+        "tools use --llm-tool-protocol text" in probed.stderr
+    offered = [r for r in since(srv, before) if "tools" in r]
+    assert len(offered) == 1 and offered[0]["max_tokens"] == 16  # the probe, and only it
+    assert {r["method_config_hash"] for r in read_records(tmp_path / "probed")} == \
+        {r["method_config_hash"] for r in read_records(tmp_path / "text")}
+    decision = json.loads((tmp_path / "probed" / "manifest.json").read_text())["runs"][-1][
+        "llm_endpoint"]["tool_calling"]
+    assert decision["protocol"] == "text" and decision["source"] == "probe"
+    assert decision["probe"]["status"] == 400 and decision["probe"]["seconds"] >= 0
+    # a resumed run (one more instance) reuses the recorded decision: no second probe
+    before = srv.stats()["requests"]
+    resumed = cli(*how2, "--limit", "3", "--out", str(tmp_path / "probed"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert since(srv, before) and not any("tools" in r for r in since(srv, before))
+    assert "an earlier run into this --out (probe)" in resumed.stderr
+    # under --cache replay nothing is sent: no probe (the cache miss is the run's one line)
+    before = srv.stats()["requests"]
+    replay = cli(*how2, "--cache", "replay", "--cache-path", str(tmp_path / "empty.sqlite"),
+                 "--out", str(tmp_path / "replay"))
+    assert replay.returncode == 2 and "cache miss in replay mode" in replay.stderr
+    assert srv.stats()["requests"] == before
     # with the doctor's profile of this endpoint (where `run` looks: results/ of the working
     # directory), the run falls back to the text protocol by itself, keyed as the text run
     from lifebench.testing import run_cli
@@ -113,7 +146,8 @@ def test_a_server_without_tool_calling_stops_the_run_or_takes_them_as_text(cli, 
     assert json.loads((tmp_path / "results" / "endpoint-profile.json").read_text())["tools"] is False
     fallback = run_cli(*how2, "--out", str(tmp_path / "fallback"), cwd=tmp_path)
     assert fallback.returncode == 0, fallback.stderr
-    assert "does no tool calling: methods that offer tools use --llm-tool-protocol text" in fallback.stderr
+    assert "does no tool calling (results/endpoint-profile.json): methods that offer tools use " \
+        "--llm-tool-protocol text" in fallback.stderr
     assert {r["method_config_hash"] for r in read_records(tmp_path / "fallback")} == \
         {r["method_config_hash"] for r in read_records(tmp_path / "text")}
     explicit = run_cli(*how2, "--out", str(tmp_path / "explicit"), "--llm-tool-protocol", "native",
