@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Optional, TypeVar
 
 from lifebench.api import Benchmark, Instance, Observation
+from lifebench.api.context import step_counted
 
 
 @dataclass(frozen=True)
@@ -37,15 +38,17 @@ class Rollout:
 
 def play(benchmark: Benchmark, instance: Instance, policy: Callable[[Observation], str],
          max_steps: int, seed: int = 0) -> Rollout:
-    """Plays `policy` on a fresh env of `instance` until the episode ends or `max_steps`."""
+    """Plays `policy` on a fresh env of `instance` until the episode ends or `max_steps`
+    steps (counted as the harness counts them) are used."""
     env: Any = benchmark.make_env(instance, seed)
     try:
         observation = env.reset()
         first, transitions = observation.text, []
-        success, score = False, 0.0
-        for _ in range(max_steps):
+        success, score, used = False, 0.0, 0
+        while used < max_steps:
             action = policy(observation)
-            step = env.step(action)
+            step, steps = step_counted(env, action, max_steps - used)
+            used += steps
             observation = step.observation
             transitions.append((action, observation.text))
             success, score = bool(step.success), float(step.score)
@@ -104,10 +107,11 @@ def _play_oracle(benchmark: Benchmark, instance: Instance, max_steps: int) -> Op
     try:
         oracle = benchmark.oracle(env)
         observation = env.reset()
-        first, transitions = observation.text, []
-        for _ in range(max_steps):
+        first, transitions, used = observation.text, [], 0
+        while used < max_steps:
             action = oracle.next_action(observation)
-            step = env.step(action)
+            step, steps = step_counted(env, action, max_steps - used)
+            used += steps
             observation = step.observation
             transitions.append((action, observation.text))
             if step.done:

@@ -28,6 +28,9 @@ class AlfworldBenchmark(Benchmark):
     packages = ("alfworld", "textworld")
     score_range = (0.0, 1.0)
     environment = ("ALFWORLD_DATA",)
+    # None: a winning step's answer is the action's own ("You turn on the desklamp 1."), and
+    # no answer prints a score (the task's line is `task_statement`'s).
+    outcome_signals = ()
 
     @property
     def instructions(self) -> str:

@@ -48,6 +48,12 @@ class CrafterBenchmark(Benchmark):
     packages = ("crafter", "opensimplex")
     score_range = (0.0, 22.0)  # achievements unlocked
     primary_metric = "score"  # the grid shows achievements unlocked, not the success rate
+    # What counts: the achievements unlocked (the reward is +1 at each first unlock, and
+    # the score counts them), the observation's last line, and the end, which a `move to`
+    # that the episode's end stopped names in its first line. The vitals stay: they are the
+    # game's state every player sees (the reward's health part is not what the score counts).
+    outcome_signals = (r"^Achievements so far: .*$",
+                       r"^Move to \[\d+, \d+\]: \d+ move\(s\), stopped: the episode ended\.$")
     Config = CrafterConfig
 
     @property

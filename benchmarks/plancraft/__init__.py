@@ -27,6 +27,11 @@ class PlancraftBenchmark(Benchmark):
     metrics = (IMPOSSIBLE_F1,)
     packages = ("plancraft",)
     score_range = (0.0, 1.0)
+    # The end of an episode that no success ended: the package's "Plancraft environment is
+    # terminate due to stop action" (after `impossible`) and "... is terminated". The
+    # target stays: it is the task, and the instance is its task (a build without it would
+    # explore blind), so a success shows as the target in the inventory, as in any episode.
+    outcome_signals = (r"^Plancraft environment is terminated?\b.*$",)
     success_note = ("success as Plancraft's evaluator counts it: over every example, an "
                     "impossible example (100 of val's and val.repeated's 570) succeeding when "
                     "the agent declares it impossible; a paper's success rate over the "

@@ -39,6 +39,9 @@ class ScienceWorldBenchmark(Benchmark):
     default_budget = LONG_BUDGET
     noop_action = "look around"
     guarded_actions = ("focus on",)  # a wrong focus ends the task
+    # None: the simulator's score and completion are read apart (`getScore`,
+    # `getCompleted`) and no answer prints them ("score" is no command).
+    outcome_signals = ()
     default_splits = ("step18-v1",)
     support_split = STEP18_TRAIN
     packages = ("scienceworld",)

@@ -46,6 +46,16 @@ class TextWorldBenchmark(Benchmark):
     packages = ("textworld", "jericho")
     environment = ("LIFEBENCH_IGE_COOKING",)
     split_generators = (generate.KIND,)
+    # The game's points and its end, as Inform 7 prints them: "Your score has just gone up
+    # by one point.", the "*** The End ***" (or "*** You lost! ***") banner, the final "You
+    # scored 17 out of a possible 17, in 32 turns." and the question after it, and the
+    # `score` command's answer. A context build never reads them; IGE's episodes do.
+    outcome_signals = (
+        r"Your score has just gone (?:up|down) by \w+ points?\.",
+        r"^[ \t]*\*\*\* .+ \*\*\*[ \t]*$",
+        r"You (?:have so far )?scored \d+ out of a possible \d+, in \d+ turns?\.",
+        r"Would you like to RESTART, RESTORE a saved game, QUIT or UNDO the last command\?",
+    )
 
     @property
     def instructions(self) -> str:

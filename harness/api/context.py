@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Optional, Protocol
 
 from lifebench.api.llm import ChatModel
-from lifebench.api.declarations import check_declarations, is_instance, names, tables
-from lifebench.api.records import CONTEXT_HEADING, Instance, InstanceContext, Observation, Step
+from lifebench.api.declarations import check_declarations, is_instance, names, tables, version_text
+from lifebench.api.errors import EnvError
+from lifebench.api.records import CONTEXT_HEADING, InstanceContext, Observation, Step
 from lifebench.api.scripted import ScriptedReply, ScriptedRequest
 
 # The part of the document format every benchmark shares (AutoContext's Action Rules).
@@ -101,9 +102,27 @@ class ExplorationBudgetExhausted(Exception):
     """Raised by an exploration env when its explorer steps past the exploration budget."""
 
 
+def step_counted(env: Any, action: str, actions_left: int) -> tuple[Step, int]:
+    """One step of `env` and the budget steps it used, as the harness counts them: 1, or
+    for an env with macro actions (`Env.step_within`: Crafter's `move to [x, y]`) the
+    game's moves it played, at most `actions_left`."""
+    within = getattr(env, "step_within", None)
+    if within is None:
+        return env.step(action), 1
+    step = within(action, actions_left)
+    used = step.actions
+    if not isinstance(used, int) or isinstance(used, bool) or not 1 <= used <= actions_left:
+        raise EnvError(f"the environment said a step used {used!r} actions; expected 1 to "
+                       f"{actions_left}")
+    return step, used
+
+
 class ExplorationEnv(Protocol):
     """The env an explorer plays: its own env of the instance, with snapshots (native, or
-    reset and replay, whose steps count) and a budget it cannot pass."""
+    reset and replay, whose steps count) and a budget it cannot pass, and nothing else of
+    the env. A context build's is blind: its observations are text (and image) without the
+    task's statement (`Benchmark.task_statement`) and what reveals reward or the episode's
+    end (`Benchmark.outcome_signals`), and its steps say only whether the episode ended."""
 
     steps: int  # actions sent so far, replays included
     budget: int
@@ -121,17 +140,15 @@ class ExplorationEnv(Protocol):
 
 @dataclass
 class ContextTools:
-    """What a provider gets beside its env."""
+    """What a provider gets beside its env: what a build needs, never the benchmark, the
+    instance's metadata or the env's queries (ScienceWorld's `query("task")`)."""
 
-    benchmark: Any  # the Benchmark (its instructions, task_text, ...)
-    instance: Instance
     schema: Optional[ContextSchema]
-    instructions: str
+    instructions: str  # the benchmark's manual
     llm: Optional[ChatModel]
     budget_steps: int
     rng: random.Random
-    sample_action: Callable[[random.Random], str]
-    query: Callable[[str], str]
+    sample_action: Callable[[random.Random], str]  # a draw from the valid actions: no step
     # Records the document as it stands now (the coverage curve's next point).
     report: Callable[[str], None] = lambda document: None
     # What the provider wants kept with its context besides the document (e.g. its TODO
@@ -153,12 +170,16 @@ class ContextProvider(abc.ABC):
     needs_llm: ClassVar[bool] = True
     use_fields: ClassVar[tuple[str, ...]] = ()
     tables: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    # The build's behaviour version: bump it when a change alters what a build does (its
+    # prompts, what it reads), so that contexts built before are not reused (it is part of
+    # every context's key from version "2" on).
+    version: ClassVar[str] = "1"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         check_declarations(cls, "context provider", {
             "name": is_instance(str), "needs_llm": is_instance(bool), "use_fields": names,
-            "tables": tables})
+            "tables": tables, "version": version_text})
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()

@@ -4,6 +4,7 @@ an attribute the contract does not know, or a value out of range, is a TypeError
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any, Callable, Iterable, Optional
 
 from lifebench.api.reporting import Metric
@@ -56,3 +57,12 @@ def value_range(value: Any) -> Optional[str]:
 def names(value: Any) -> Optional[str]:
     ok = isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value)
     return None if ok else f"must be a tuple of names, got {value!r}"
+
+
+_VERSION_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,31}")
+
+
+def version_text(value: Any) -> Optional[str]:
+    """A plugin's behaviour version: a short text like "2" or "1.1"."""
+    ok = isinstance(value, str) and _VERSION_TEXT.fullmatch(value)
+    return None if ok else f"must be a short version text like \"2\" or \"1.1\", got {value!r}"

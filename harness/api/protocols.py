@@ -22,7 +22,7 @@ from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Optional, Protocol,
 from lifebench.api.budget import Budget
 from lifebench.api.declarations import (check_declarations, is_instance as _is, metrics as _metrics,
                                         names as _names, one_of as _one_of, value_range as _range,
-                                        tables as _tables)
+                                        tables as _tables, version_text)
 from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.evaluation import EvaluationProtocol
 from lifebench.api.llm import ChatModel
@@ -122,6 +122,20 @@ class NoConfig:
     """Config of a plugin that takes no arguments."""
 
 
+def _patterns(value: Any) -> Optional[str]:
+    """None, or a tuple of regular expressions that compile (`outcome_signals`)."""
+    if value is None:
+        return None
+    if not isinstance(value, tuple) or not all(isinstance(p, str) for p in value):
+        return f"must be None or a tuple of regular expressions, got {value!r}"
+    for pattern in value:
+        try:
+            re.compile(pattern, re.M)
+        except re.error as exc:
+            return f"has a pattern that does not compile ({pattern!r}: {exc})"
+    return None
+
+
 class Benchmark(abc.ABC):
     """A benchmark adapter. One instance per process and config; it may cache loaded data.
 
@@ -158,6 +172,12 @@ class Benchmark(abc.ABC):
     # Prefixes of actions a method must play only when it names them, never as the nearest
     # match of other text (ScienceWorld's `focus on`, which ends the task when wrong).
     guarded_actions: ClassVar[tuple[str, ...]] = ()
+    # What in an observation reveals reward or the episode's end: regular expressions (`^`
+    # and `$` per line) for the text to cut (TextWorld's "Your score has just gone up by one
+    # point."). An instance-context build never reads it (`without_outcome`), nor a step's
+    # reward, score or success; a method's own exploration does (IGE keeps the score).
+    # `()` declares that the observations have none; None (the default) declares nothing.
+    outcome_signals: ClassVar[Optional[tuple[str, ...]]] = None
     # -- reporting (see lifebench.api.reporting)
     # Leaderboard columns of this benchmark's table, beyond success, score and steps.
     metrics: ClassVar[tuple[Metric, ...]] = ()
@@ -184,7 +204,7 @@ class Benchmark(abc.ABC):
         "support_split": _is(str, type(None)), "packages": _names,
         "split_generators": _names, "task_family_key": _is(str, type(None)),
         "ray_resources": _is(dict), "environment": _names, "noop_action": _is(str),
-        "guarded_actions": _names, "metrics": _metrics,
+        "guarded_actions": _names, "outcome_signals": _patterns, "metrics": _metrics,
         "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),
         "per_task_metric": _one_of(PER_TASK_METRICS), "budget_curves": _is(bool),
         "primary_metric": lambda v: None if v is None else _one_of(PER_TASK_METRICS)(v),
@@ -291,6 +311,11 @@ class Benchmark(abc.ABC):
         method that must not know the task (a context build, STEP's Executor) may read."""
         return cut_statement(text, self.task_statement(first_observation))
 
+    def without_outcome(self, text: str) -> str:
+        """`text` without what reveals reward or the episode's end (`outcome_signals`), its
+        emptied lines closed up: what an instance-context build may read."""
+        return cut_signals(text, self.outcome_signals)
+
     def few_shot_support(self, split: str) -> Optional[str]:
         """The split a method may adapt on before it is tested on `split` (the same task
         families, never scored with it): a query partition's support partition."""
@@ -386,14 +411,6 @@ class StreamContext:
     allow_unconfined_code: bool = False
 
 
-_VERSION_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,31}")
-
-
-def _version(value: Any) -> Optional[str]:
-    ok = isinstance(value, str) and _VERSION_TEXT.fullmatch(value)
-    return None if ok else f"must be a short version text like \"2\" or \"1.1\", got {value!r}"
-
-
 class Method(abc.ABC):
     """A method plugin. One object per stream: its memory lives for the whole stream.
 
@@ -427,7 +444,7 @@ class Method(abc.ABC):
         "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
         "metrics": _metrics, "tables": _tables, "table_peers": _names,
         "context_use": _is(str, type(None)),
-        "version": _version,
+        "version": version_text,
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -502,3 +519,14 @@ def cut_statement(text: str, statement: Optional[str]) -> str:
     if not statement or statement not in text:
         return text
     return re.sub(r"\n{3,}", "\n\n", text.replace(statement, "")).strip()
+
+
+def cut_signals(text: str, patterns: Optional[tuple[str, ...]]) -> str:
+    """`text` without every match of `patterns` (`^` and `$` per line), its emptied lines
+    and blank runs closed up; unchanged where nothing matches."""
+    cut = text
+    for pattern in patterns or ():
+        cut = re.sub(pattern, "", cut, flags=re.M)
+    if cut == text:
+        return text
+    return re.sub(r"\n(?:[ \t]*\n)+", "\n\n", cut).strip()

@@ -22,7 +22,7 @@ from lifebench.api.context import ContextTools, ExplorationBudgetExhausted, Inst
 from lifebench.api.errors import UserError
 from lifebench.api.records import Status
 from lifebench.runner.clients import make_llm_client
-from lifebench.runner.episode import Failure, classify_failure, no_queries, sample_fallback
+from lifebench.runner.episode import Failure, classify_failure
 from lifebench.runner.events import ContextCommitted, EpisodeStarted, Event, UnitFinished
 from lifebench.runner.exploration import CountedExplorationEnv, ExplorationTimeout
 from lifebench.runner.streams import StreamSpec
@@ -151,8 +151,9 @@ def _record(unit: ContextUnit, attempt: int, **values: Any) -> ContextRecord:
 class _Reports:
     """The documents a provider reports as it goes, and their coverage."""
 
-    def __init__(self, benchmark: Any, env: CountedExplorationEnv) -> None:
+    def __init__(self, benchmark: Any, raw: Any, env: CountedExplorationEnv) -> None:
         self.benchmark = benchmark
+        self.raw = raw  # the instance's env itself: its ground truth, never the provider's
         self.env = env
         self.facts: Any = None
         self.asked = False
@@ -164,7 +165,7 @@ class _Reports:
             raise TypeError(f"report() takes the document as text, not {type(document).__name__}")
         self.last = document
         if not self.asked:  # the ground truth is read once the env has been reset
-            self.facts, self.asked = self.benchmark.instance_facts(self.env.env), True
+            self.facts, self.asked = self.benchmark.instance_facts(self.raw), True
         if self.facts is not None:
             point = (self.env.steps, coverage(document, self.facts).get("all", 0.0))
             if not self.curve or self.curve[-1] != point:
@@ -186,17 +187,14 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
     side = "env"
     try:
         try:
-            env = CountedExplorationEnv(benchmark.make_env(instance, build.seed),
-                                        cls.explore_budget(build.config),
-                                        deadline=started + stream.timeout_s,
-                                        task_statement=benchmark.task_statement)
-            reports = _Reports(benchmark, env)
+            raw = benchmark.make_env(instance, build.seed)
+            env = CountedExplorationEnv(raw, cls.explore_budget(build.config),
+                                        deadline=started + stream.timeout_s, blind=benchmark)
+            reports = _Reports(benchmark, raw, env)
             tools = ContextTools(
-                benchmark=benchmark, instance=instance, schema=benchmark.context_schema(),
-                instructions=benchmark.instructions, llm=llm, budget_steps=env.budget,
-                rng=random.Random(f"context/{unit.key}"),
-                sample_action=getattr(env.env, "sample_action", None) or sample_fallback(env),
-                query=getattr(env.env, "query", None) or no_queries, report=reports.report)
+                schema=benchmark.context_schema(), instructions=benchmark.instructions, llm=llm,
+                budget_steps=env.budget, rng=random.Random(f"context/{unit.key}"),
+                sample_action=env.sample_action, report=reports.report)
             side = "method"
             try:
                 document = cls(build.config).build(env, tools)

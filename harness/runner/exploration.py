@@ -1,21 +1,28 @@
 """The env an explorer plays (a method's `explore`, a context provider's `build`): its own
-env of the instance, a step counter it cannot pass, and snapshots.
+env of the instance, a step counter it cannot pass, snapshots, and nothing else of the env
+(what `lifebench.api.ExplorationEnv` declares, and `sample_action`).
 
 A snapshot is the action prefix since reset, plus the env's native snapshot when it has
 one. Restoring uses the native snapshot, or resets and replays the prefix; replayed actions
 are env steps like any other, so they count against the exploration budget.
+
+A context build plays it blind (`blind=` its benchmark): observations without the text that
+states the instance's task (`Benchmark.task_statement`) or reveals reward or the episode's
+end (`Benchmark.outcome_signals`), nor the env's structured data; steps that say only
+whether the episode ended. A context is task-agnostic, and must not record how its test
+task is scored. A method's own exploration sees the env as its episodes do.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import random
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from lifebench.api.context import ExplorationBudgetExhausted
+from lifebench.api.context import ExplorationBudgetExhausted, step_counted
 from lifebench.api.errors import EnvError, LLMError
-from lifebench.api.protocols import cut_statement
+from lifebench.api.protocols import Benchmark, cut_statement
 from lifebench.api.records import Observation, Step
 
 
@@ -29,81 +36,78 @@ class ExplorationSnapshot:
     native: Any = None  # the env's own snapshot, when it has one
 
 
-def step_counted(env: Any, action: str, actions_left: int) -> tuple[Step, int]:
-    """One step of `env` and the budget steps it used: 1, or for an env with macro actions
-    (`step_within`) the game's moves it played, at most `actions_left`."""
-    within = getattr(env, "step_within", None)
-    if within is None:
-        return env.step(action), 1
-    step = within(action, actions_left)
-    used = step.actions
-    if not isinstance(used, int) or isinstance(used, bool) or not 1 <= used <= actions_left:
-        raise EnvError(f"the environment said a step used {used!r} actions; expected 1 to "
-                       f"{actions_left}")
-    return step, used
-
-
 class CountedExplorationEnv:
-    """An instance's env as an explorer plays it: counted steps, snapshots, and, with
-    `task_statement` (the benchmark's hook), observations without the sentence that states
-    the instance's task, so what an explorer builds cannot hold the test task."""
+    """An instance's env as an explorer plays it: counted steps and snapshots; with `blind`
+    (a context build's benchmark), observations and steps as a build may read them."""
 
     def __init__(self, env: Any, budget: int, replay_only: bool = False,
-                 deadline: Optional[float] = None,
-                 task_statement: Optional[Callable[[str], Optional[str]]] = None) -> None:
-        self.env = env
-        self.task_statement = task_statement
-        self.hidden: Optional[str] = None
-        self.deadline = deadline
+                 deadline: Optional[float] = None, blind: Optional[Benchmark] = None) -> None:
+        self._env = env
+        self._blind = blind
+        self._statement: Optional[str] = None  # the task's, found at the first reset
+        self._deadline = deadline
         self.budget = budget
         self.steps = 0
-        self.actions: list[str] = []
+        self._actions: list[str] = []
         self.native = not replay_only and callable(getattr(env, "snapshot", None)) and \
             callable(getattr(env, "restore", None))
-        self.last_observation: Optional[Observation] = None
 
     def reset(self) -> Observation:
-        self.actions = []
-        observation = self._env_call(self.env.reset)
-        if self.task_statement is not None and self.hidden is None:
-            self.hidden = (self.task_statement(observation.text) or "").strip() or None
-        self.last_observation = self._blind(observation)
-        return self.last_observation
+        self._actions = []
+        observation = self._env_call(self._env.reset)
+        if self._blind is not None and self._statement is None:
+            self._statement = (self._blind.task_statement(observation.text) or "").strip() or None
+        return self._seen(observation)
 
     def step(self, action: str) -> Step:
         if self.steps >= self.budget:
             raise ExplorationBudgetExhausted(f"exploration budget of {self.budget} steps used")
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self._deadline is not None and time.monotonic() > self._deadline:
             raise ExplorationTimeout(f"exploration passed its deadline after {self.steps} steps")
-        step, used = self._env_call(step_counted, self.env, action, self.budget - self.steps)
+        step, used = self._env_call(step_counted, self._env, action, self.budget - self.steps)
         self.steps += used
-        self.actions.append(action)
-        if self.hidden is not None:
-            step = dataclasses.replace(step, observation=self._blind(step.observation))
-        self.last_observation = step.observation
-        return step
+        self._actions.append(action)
+        if self._blind is None:
+            return step
+        # whether it ended stays: nothing can be played after the end
+        return Step(self._seen(step.observation), done=step.done, actions=step.actions)
+
+    def valid_actions(self) -> list[str]:
+        return list(self._env_call(self._env.valid_actions))
+
+    def sample_action(self, rng: random.Random) -> str:
+        """A draw from the valid actions (the env's own sampler when it has one): no step."""
+        sample = getattr(self._env, "sample_action", None)
+        if sample is None:
+            return rng.choice(self.valid_actions())
+        return self._env_call(sample, rng)
 
     def snapshot(self) -> ExplorationSnapshot:
-        return ExplorationSnapshot(tuple(self.actions),
-                                   self.env.snapshot() if self.native else None)
+        return ExplorationSnapshot(tuple(self._actions),
+                                   self._env_call(self._env.snapshot) if self.native else None)
 
     def restore(self, snapshot: ExplorationSnapshot) -> Observation:
         if not isinstance(snapshot, ExplorationSnapshot):
             raise TypeError(f"restore() takes what snapshot() returned, not {type(snapshot).__name__}")
         if self.native:
-            self.actions = list(snapshot.actions)
-            self.last_observation = self._blind(self._env_call(self.env.restore, snapshot.native))
-            return self.last_observation
+            self._actions = list(snapshot.actions)
+            return self._seen(self._env_call(self._env.restore, snapshot.native))
         observation = self.reset()
         for action in snapshot.actions:
             observation = self.step(action).observation
         return observation
 
-    def _blind(self, observation: Observation) -> Observation:
-        """The observation without the task's statement (its blank lines closed up)."""
-        if self.hidden is None or self.hidden not in observation.text:
+    def close(self) -> None:
+        self._env.close()
+
+    def _seen(self, observation: Observation) -> Observation:
+        """The observation as the explorer gets it: blind, its text without the task's
+        statement and the outcome's signals (blank lines closed up), and no structured data
+        (TextWorld's points, ALFWorld's task are there)."""
+        if self._blind is None:
             return observation
-        return dataclasses.replace(observation, text=cut_statement(observation.text, self.hidden))
+        text = self._blind.without_outcome(cut_statement(observation.text, self._statement))
+        return Observation(text, image=observation.image)
 
     @staticmethod
     def _env_call(call: Callable[..., Any], *args: Any) -> Any:
@@ -115,6 +119,3 @@ class CountedExplorationEnv:
             raise
         except Exception as exc:
             raise EnvError(f"{type(exc).__name__}: {exc}") from exc
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)

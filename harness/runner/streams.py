@@ -38,11 +38,15 @@ class ContextBuild:
     model: Optional[str]
     seed: int
     llm: Optional[LLMConfig]
+    version: str = "1"  # the provider's (`ContextProvider.version`)
 
     def key(self, benchmark: str, benchmark_config_hash: str, instance_id: str) -> str:
+        # version "1" is left out: the keys of builds made before versions existed stay
+        versioned = {"version": self.version} if self.version != "1" else {}
         return short_hash({"benchmark": benchmark, "benchmark_config": benchmark_config_hash,
                            "instance": instance_id, "provider": self.provider,
-                           "config": self.build_hash, "model": self.model, "seed": self.seed})
+                           "config": self.build_hash, "model": self.model, "seed": self.seed,
+                           **versioned})
 
 
 @dataclass(frozen=True)
@@ -305,7 +309,7 @@ class _ContextChoice:
         return ContextBuild(provider=self.provider, config=self.config,
                             build_hash=context_build_hash(self.provider, self.config),
                             model=self.model, seed=cls.context_seed(self.config, seed),
-                            llm=self.llm)
+                            llm=self.llm, version=cls.version)
 
 
 def _contexts(config: RunConfig, bench: Any, refused: list[Refusal],

@@ -70,6 +70,8 @@ class AutoContextConfig:
 
 class AutoContext(ContextProvider):
     name = "autocontext"
+    # 2: builds blind to reward and the episode's end (Benchmark.outcome_signals)
+    version = "2"
     Config = AutoContextConfig
     use_fields = ("sections",)
     tables = TABLES

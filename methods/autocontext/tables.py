@@ -11,7 +11,9 @@ followed by (or holding) the paper's own numbers, cited with their model and set
   with the context;
 - **ablations** (Table 4): the success of each AutoContext build config (full, w/o TODO
   forest, w/o Planner, w/o Extractor) given to the same method, beside the method alone;
-- **Crafter score** (Figure 4) per method without and with the context;
+- **Crafter score** (Figure 4) per method without and with the context, over each
+  instance's scored trial (a method with several trials, Reflexion: its best, as its
+  protocol scores it; the paper does not say which trial it counted);
 - **exploration cost** (Table 7): env steps, LLM calls and tokens of building the
   contexts, per benchmark and build config (each built context counted once).
 
@@ -29,9 +31,12 @@ from collections import defaultdict
 from statistics import fmean, pstdev
 from typing import Any, Optional, Sequence
 
-from lifebench.api import EpisodeRecord, Table
+from lifebench.api import EpisodeRecord, Table, aggregate_trials
 
 PROVIDER = "autocontext"
+# How an instance's trials count in the Crafter score: the best, as Reflexion's protocol
+# scores them (`ReflexionMethod.protocol`; trial 1 is plain ReAct); one trial is itself.
+SCORED_TRIAL = "max"
 PAPER_BUDGETS = {"textworld": (50, 100, 400, 1600), "alfworld": (5, 10, 40, 160)}
 # The paper's own numbers, cited after each reproduced table (DeepSeek-V3-0324 acting; 3
 # runs, Crafter 2; Tables 1 and 2: success % by budget, then unlimited).
@@ -223,6 +228,8 @@ def success_under_budgets(records: Sequence[EpisodeRecord]) -> list[Table]:
         budgets = budgets_for(benchmark, largest)
         models = len({r.model for r in group})
         rows, arms = [], _rows(group)
+        several = {_row_label(*key, models): n for key in sorted(arms, key=_order)
+                   if (n := _most_trials(arms[key])) > 1}
         for key in sorted(arms, key=_order):
             per_seed = _solved(arms[key])
             cells = []
@@ -232,17 +239,54 @@ def success_under_budgets(records: Sequence[EpisodeRecord]) -> list[Table]:
                 cells.append(_mean_std(rates))
             rows.append([_row_label(*key, models), *cells])
         seeds = len({r.seed for r in group})
+        last = f"{largest} a trial (run's budget)" if several else f"{largest} (run's budget)"
+        notes = [f"mean +- std over {seeds} seed(s); the last column is success within the "
+                 f"run's own budget ({largest} steps), where the paper's is unlimited: a "
+                 f"budget above an episode's own cannot add successes it did not have",
+                 *_trials_note(several, largest), *_builds_note(group)]
         tables.append(Table.of(
             f"AutoContext: {benchmark} {split}, success (%) under step budgets",
-            ["method", *map(str, budgets), f"{largest} (run's budget)"], rows,
-            notes=[f"mean +- std over {seeds} seed(s); the last column is success within the "
-                   f"run's own budget ({largest} steps), where the paper's is unlimited: a "
-                   f"budget above an episode's own cannot add successes it did not have"]))
+            ["method", *map(str, budgets), last], rows, notes=notes))
         if benchmark in PAPER_BUDGET_TABLES:
             name, paper = PAPER_BUDGET_TABLES[benchmark]
             tables.append(_published(name, ["method", *map(str, PAPER_BUDGETS[benchmark]),
                                              "unlimited"], paper))
     return tables
+
+
+def _most_trials(records: Sequence[EpisodeRecord]) -> int:
+    """The most trials an instance (and seed) of these records had."""
+    counts: dict[tuple[str, int], int] = defaultdict(int)
+    for r in records:
+        counts[(r.instance_id, r.seed)] += 1
+    return max(counts.values(), default=0)
+
+
+def _trials_note(several: dict[str, int], budget: int) -> list[str]:
+    """What the last column means for rows of several trials: a success in any trial, each
+    within the run's budget, so up to that many budgets of steps in all."""
+    if not several:
+        return []
+    rows = "; ".join(f"{label}: {n} trials, up to {n * budget:,} steps in all"
+                     for label, n in several.items())
+    return [f"the last column counts a success in any trial within the run's budget of each "
+            f"({rows}); the other columns count every trial's steps before the success"]
+
+
+def _builds_note(records: Sequence[EpisodeRecord]) -> list[str]:
+    """Whether the AutoContext rows' +- holds how builds vary: one build per seed
+    (`per_seed=true`, the paper's runs) or one per instance shared by its seeds."""
+    per_seed = {bool(_built_with(r).get("per_seed")) for r in records if r.context == PROVIDER}
+    if not per_seed:
+        return []
+    if per_seed == {True}:
+        return ["AutoContext rows: a build per seed (`per_seed=true`, as the paper's runs), so "
+                "the +- holds how builds vary"]
+    if per_seed == {False}:
+        return ["AutoContext rows: one build per instance, shared by its seeds "
+                "(`per_seed=false`), so the +- leaves out how builds vary"]
+    return ["AutoContext rows marked per_seed=True have a build per seed (the +- holds how "
+            "builds vary); the others one per instance, shared by its seeds"]
 
 
 def successful_steps(records: Sequence[EpisodeRecord]) -> list[Table]:
@@ -311,6 +355,7 @@ def ablations(records: Sequence[EpisodeRecord]) -> list[Table]:
         tables.append(Table.of(f"AutoContext: ablations with {method} (success %)",
                                ["method", *benchmarks], rows,
                                notes=["mean +- std over seeds, within the run's budget",
+                                      *_builds_note(records),
                                       "w/o TODO forest and w/o Planner run paths of at most "
                                       "`max_length` (6) actions from the start or a known "
                                       "state: rooms further than that from every state are "
@@ -344,14 +389,16 @@ def crafter_scores(records: Sequence[EpisodeRecord]) -> list[Table]:
         cells = []
         for variant in variants:
             picked = [r for (m, v, _), rs in rows_by_key.items() if m == method and v == variant
-                      for r in rs]
+                      for r in aggregate_trials(rs, SCORED_TRIAL)]
             cells.append(f"{_crafter_score(picked):.1f}" if picked else "-")
         rows.append([method, *cells])
     shown = ", ".join(f"{n:,}" for n in sorted({r.budget_steps for r in crafter}))
     return [Table.of("AutoContext: Crafter score (%)",
                      ["method", *[v or "baseline" for v in variants]], rows,
                      notes=["geometric mean of (1 + achievement success rates) less one, "
-                            "over every episode of the cell",
+                            "over the scored trial of each instance and seed: a method with "
+                            "several trials (Reflexion) counts its best, as its protocol "
+                            "scores it (the paper does not say which trial it counted)",
                             f"episodes of at most {shown} steps (Crafter's official length is "
                             f"10,000; `--benchmark-arg crafter.length=N`)"]),
             _published("Table 6 (per achievement, %; its Figure 4's scores are not in its text)",

@@ -13,7 +13,8 @@ An episode alternates Go and Explore, as the authors' TextWorld code does:
   admissible commands (`tools.valid_actions()`; listed when at most `max_listed_actions`),
   and ends with `> ACTION`; the text is matched to an admissible command (`replies.py`).
   `authors=true` is the authors' explore step instead: no commands shown, the reply
-  played as written (records say which: `extra.ige_prompt`).
+  played as written, the no-op (`look`) when it has no `> ACTION` line (records say which:
+  `extra.ige_prompt`).
   Every state reached goes through the archive's update rule (`archive.py`) with its
   snapshot; a step that loses the game ends the branch (never archived) and the iteration.
 
@@ -33,7 +34,7 @@ from lifebench.api import (Benchmark, EndEpisode, EpisodeTools, Method, MethodNe
 from lifebench.methods.ige import prompts, scripted
 from lifebench.methods.ige.archive import KEPT, Archive, Entry, Trace, forced_overwrite
 from lifebench.methods.ige.cells import Cell, CellReader, place_in
-from lifebench.methods.ige.replies import match_action, parse_action, parse_choice
+from lifebench.methods.ige.replies import marked_action, match_action, parse_action, parse_choice
 
 # Explore steps per iteration when the config leaves it to the benchmark (0): the paper's
 # TextWorld cooking value, and values for the others (see README.md).
@@ -83,7 +84,9 @@ class IgeConfig:
 
 class IgeMethod(Method):
     name = "ige"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    # bump when a change alters what it does (lifebench.api.Method.version); 2: with
+    # `authors`, a reply with no `> ACTION` line plays the no-op, as the authors' `look`
+    version = "2"
     Config = IgeConfig
     needs = MethodNeeds(llm=True, restore=True)
     # Nothing is kept across episodes (the archive is the episode's), so streams may be
@@ -132,7 +135,8 @@ class IgeMethod(Method):
         self.facts: Optional[str] = None          # NOTES' observation, once seen
         self.counts = {"iterations": 0, "returns": 0, "continued": 0, "random_choices": 0,
                        "lost_branches": 0, "return_mismatches": 0, "added": 0, "replaced": 0,
-                       "forced": 0, "kept": 0, "unmatched_actions": 0, "close_matches": 0}
+                       "forced": 0, "kept": 0, "unmatched_actions": 0, "close_matches": 0,
+                       "unmarked_replies": 0}
         self.llm_calls = {SELECT: 0, EXPLORE: 0}
         self.end_reason: Optional[str] = None     # why IGE ended the episode itself
 
@@ -275,9 +279,14 @@ class IgeMethod(Method):
         history = prompts.history(self.trace.first, self.trace.steps, self.config.history)
         reply = self._chat(EXPLORE, prompts.explore(history, tried, lost, listed,
                                                     None if authors else len(valid)))
-        action, how = match_action(parse_action(reply), valid, self.ctx.benchmark.guarded_actions,
+        # the authors' code plays `look` (here the benchmark's no-op) for a reply with no
+        # `> ACTION` line; ours takes its last line
+        said = (marked_action(reply) or "") if authors else parse_action(reply)
+        action, how = match_action(said, valid, self.ctx.benchmark.guarded_actions,
                                    self.task.noop_action, 1.0 if authors else self.config.match_cutoff)
-        if how == "unmatched":
+        if how == "noop" and not said:
+            self.counts["unmarked_replies"] += 1
+        elif how == "unmatched":
             self.counts["unmatched_actions"] += 1
         elif how == "close":
             self.counts["close_matches"] += 1

@@ -33,15 +33,24 @@ def parse_choice(text: str, count: int) -> tuple[Optional[int], list[int]]:
     return choice, removals
 
 
+def marked_action(text: str) -> Optional[str]:
+    """The action of a reply's last `> ACTION` line; None when it has none."""
+    found = _ACTION.findall(text)
+    return _bare(found[-1]) if found else None
+
+
 def parse_action(text: str) -> str:
     """The action of a reply: its last `> ACTION` line; else a one-line reply; else its
     last line."""
-    found = _ACTION.findall(text)
-    if found:
-        action = found[-1]
-    else:
-        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        action = lines[-1] if lines else ""
+    marked = marked_action(text)
+    if marked is not None:
+        return marked
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return _bare(lines[-1]) if lines else ""
+
+
+def _bare(action: str) -> str:
+    """An action without an "Action:" label and the quotes around it."""
     action = re.sub(r"^(?:action\s*:\s*)", "", action, flags=re.I)
     return action.strip().strip("`\"'").strip()
 

@@ -115,6 +115,7 @@ class ReactMethod(Method):
         self.turns: list[tuple[str, str, str]] = []  # (thought, action, observation)
         self.first: Optional[str] = None
         examples = self.bank.examples(task.instance, self.config.examples)
+        self.examples_shown = len(examples)  # 0: zero-shot (no oracle, or `examples=0`)
         system = "\n\n".join([task.manual().strip(), prompts.FORMAT])
         self.prefix = [{"role": "system", "content": system}]
         if examples:
@@ -136,7 +137,7 @@ class ReactMethod(Method):
         return action
 
     def episode_extra(self) -> dict[str, Any]:
-        return {"format_retries": self.format_retries}
+        return {"format_retries": self.format_retries, "examples": self.examples_shown}
 
     def _messages(self) -> list[dict[str, Any]]:
         # the turns are history (the window drops the oldest first); the latest observation,

@@ -93,6 +93,8 @@ def test_every_method_runs_with_an_autocontext_context(case, cli, llm_server, tm
         assert len(rows) == 2 and all(r["status"] in ("ok", "budget_exhausted") for r in rows), \
             (method, [r.get("error") for r in rows])
         assert all(r["context"] == "autocontext" and r["extra"]["context"]["key"] for r in rows)
+        if method in ("react", "reflexion"):  # ReAct's default: 2 oracle transcripts, if any
+            assert {r["extra"]["examples"] for r in rows} == {0 if case.benchmark == "crafter" else 2}
         prompts = [json.dumps(r["messages"]) for r in srv.requests()[before:]]
         assert any(MARKER in p for p in prompts), f"{method} never showed the context"
     contexts = [json.loads(line) for line in (out / "contexts.jsonl").read_text().splitlines()]

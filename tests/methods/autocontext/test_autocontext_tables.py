@@ -54,6 +54,11 @@ def test_success_under_budgets_is_the_mean_and_std_over_seeds_in_the_papers_colu
                           ("react + AutoContext", "100.0 +- 0.0", "100.0 +- 0.0", "100.0 +- 0.0",
                            "100.0 +- 0.0", "100.0 +- 0.0"))
     assert published.title.startswith("AutoContext's Table 1 as published (DeepSeek-V3-0324")
+    assert table.notes[-1].startswith("AutoContext rows: one build per instance, shared by its seeds")
+    per_seed = [record("react", "a", success=True, steps=30, seed=s, context={"per_seed": True})
+                for s in (0, 1)]
+    assert success_under_budgets(per_seed)[0].notes[-1].startswith(
+        "AutoContext rows: a build per seed (`per_seed=true`")
     assert published.rows[1] == ("ReAct + AutoContext", "78 ± 6", "95 ± 2", "95 ± 2", "95 ± 2", "95 ± 2")
     alf = [record("react", "x", success=True, steps=7, benchmark="alfworld", split="valid_unseen")]
     assert success_under_budgets(alf)[0].headers[:5] == ("method", "5", "10", "40", "160")
@@ -64,6 +69,9 @@ def test_a_success_after_failed_trials_costs_their_steps_too():
                record("reflexion", "a", success=True, steps=30, trial=1)]
     table, _ = success_under_budgets(records)
     assert table.rows == (("reflexion", "0.0", "0.0", "100.0", "100.0", "100.0"),)  # 110 steps
+    # its last column counts a success in any trial, each of the run's budget
+    assert table.headers[-1] == "2000 a trial (run's budget)"
+    assert "reflexion: 2 trials, up to 4,000 steps in all" in table.notes[1]
     steps, _ = successful_steps(records + [record("reflexion", "a", success=True, steps=20,
                                                  context={})])
     assert steps.headers == ("method", "textworld: baseline", "textworld: AutoContext")
@@ -97,20 +105,44 @@ def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not
     assert ablations(records + [crafter])[0].headers == ("method", "textworld")
 
 
+def crafter(success: dict[str, int], context=None, method="react", world="world-0", trial=0):
+    """A Crafter episode: its score is the achievements it unlocked, as Crafter's records."""
+    import dataclasses
+
+    played = record(method, world, success=True, steps=10, benchmark="crafter",
+                    split="seeds-100", context=context, trial=trial, extra={"achievements": success})
+    return dataclasses.replace(played, score=float(sum(n > 0 for n in success.values())))
+
+
 def test_crafter_score_per_method_without_and_with_the_context():
-    def crafter(success: dict[str, int], context=None):
-        return record("react", "world-0", success=True, steps=10, benchmark="crafter",
-                      split="seeds-100", context=context, extra={"achievements": success})
     # two achievements: baseline unlocks one of them in 1 of 2 episodes (50%, 0%) ->
     # sqrt(51 * 1) - 1; with the context both always (100%, 100%) -> 100
-    records = [crafter({"a": 1, "b": 0}), crafter({"a": 0, "b": 0}),
-               crafter({"a": 1, "b": 2}, {}), crafter({"a": 3, "b": 1}, {})]
+    records = [crafter({"a": 1, "b": 0}), crafter({"a": 0, "b": 0}, world="world-1"),
+               crafter({"a": 1, "b": 2}, {}), crafter({"a": 3, "b": 1}, {}, world="world-1")]
     table, published = crafter_scores(records)
     assert published.rows[0] == ("Collect Coal", "22.5", "45.0", "37.5", "52.5") and len(published.rows) == 22
     assert table.headers == ("method", "baseline", "AutoContext")
     assert table.rows == (("react", f"{51 ** 0.5 - 1:.1f}", "100.0"),)
     budget = records[0].budget_steps
     assert f"episodes of at most {budget:,} steps (Crafter's official length is 10,000" in table.notes[1]
+
+
+def test_reflexions_crafter_score_counts_only_its_scored_trial():
+    """Reflexion's protocol scores an instance's best trial (its trial 1 is plain ReAct):
+    the score is over that trial of each world, not over all three."""
+    from lifebench import registry
+    from lifebench.methods.autocontext.tables import SCORED_TRIAL
+
+    assert registry.method_class("reflexion").protocol(registry.get_benchmark("crafter")).scored_trial \
+        == SCORED_TRIAL
+    trials = [crafter({"a": 0, "b": 0}, method="reflexion", world=w, trial=t)
+              for w in ("world-0", "world-1") for t in (0, 1)]
+    best = [crafter({"a": 1, "b": 1}, method="reflexion", world="world-0", trial=2),
+            crafter({"a": 1, "b": 0}, method="reflexion", world="world-1", trial=2)]
+    table, _ = crafter_scores(trials + best)
+    # the best trials: a 100%, b 50% -> sqrt(101 * 51) - 1 (all six episodes would give 1/3, 1/6)
+    assert table.rows == (("reflexion", f"{(101 * 51) ** 0.5 - 1:.1f}"),)
+    assert "the scored trial of each instance and seed" in table.notes[0]
 
 
 def test_exploration_cost_counts_each_built_context_once():
@@ -164,6 +196,11 @@ def test_the_tables_spec_holds_every_benchmarks_settings_and_the_makefile_none()
         assert [c.sections for c in minimal.context_configs("autocontext")] == \
             ["all", "observations", "action_rules"]
         assert minimal.method_configs("react")[0].examples == 0
+    for name, config in parts.items():  # the paper's runs: a build per seed (its 3 runs) ...
+        assert all(c.per_seed for c in config.context_configs("autocontext")), name
+        for method in {"react", "reflexion"} & set(config.methods):  # ... baselines with no examples
+            assert [c.examples for c in config.method_configs(method)] == [0], (name, method)
+    assert {"react", "reflexion"} <= set(textworld.methods) | set(crafter.methods)
     recipe = Path("Makefile").read_text().split("\nautocontext-tables:")[1].split("\n\n")[0]
     assert not re.search(r"--(benchmark|method|split|max-steps|seeds|context-arg|benchmark-arg)\b", recipe)
 
@@ -191,3 +228,25 @@ def test_table5_reads_the_minimal_prompting_runs_by_section_and_keeps_them_apart
     steps, _ = successful_steps(textworld + full)  # one section or minimal prompting: rows of their own
     assert {row[0] for row in steps.rows} == {"react", "react (minimal manual)"}
     assert set(steps.headers) >= {"textworld: AutoContext [observations only]", "textworld: AutoContext"}
+
+
+def test_the_baselines_records_say_they_ran_without_examples(llm_server, lifebench_cli, tmp_path):
+    """The spec's TextWorld part, one game, one step, a small build: ReAct's and Reflexion's
+    records carry the examples their prompts showed, none (the paper's background and tips
+    alone), with and without the context (ReAct's default shows 2 oracle transcripts there:
+    test_contexts_everywhere.py)."""
+    from lifebench.testing import read_records
+
+    srv = llm_server(policy="scripted")
+    common = ("--model", "m", "--base-url", srv.url, "--no-progress", "--cache", "off",
+              "--workers", "0", "--limit", "1", "--max-steps", "1", "--seeds", "0",
+              "--trials", "1")
+    paper = lifebench_cli("run", "specs/autocontext-tables.toml", "--part", "textworld",
+                          "--out", str(tmp_path / "paper"), *common, "--context-arg",
+                          "autocontext.explore_steps=2", "--context-arg",
+                          "autocontext.max_iterations=1", timeout=300)
+    assert paper.returncode == 0, paper.stderr
+    shown = {(r["method"], r["context"], r["extra"].get("examples"))
+             for r in read_records(tmp_path / "paper")}
+    assert shown == {(m, c, e) for m, e in (("react", 0), ("reflexion", 0), ("ige", None))
+                     for c in ("", "autocontext")}

@@ -16,7 +16,7 @@ from conftest import read_records
 from lifebench.methods.ige.archive import (ADDED, FORCED, KEPT, REPLACED, Archive, Entry, Trace,
                                            forced_overwrite)
 from lifebench.methods.ige.cells import Cell, carried, place_in
-from lifebench.methods.ige.replies import match_action, parse_action, parse_choice
+from lifebench.methods.ige.replies import marked_action, match_action, parse_action, parse_choice
 
 SELECT = "(?m)^Choose the state to continue exploring from"
 EXPLORE = "(?m)^Act in the environment"
@@ -78,6 +78,9 @@ def test_cells_and_replies():
     assert parse_choice("The kitchen.\nChoose > 2\nRemove > [0, 1]", 3) == (2, [0, 1])
     assert parse_choice("Choose > 7\nRemove > []", 3) == (None, [])
     assert parse_action("I will open it.\n> open fridge") == "open fridge"
+    assert parse_action("I will open it.\nopen fridge") == "open fridge"
+    assert marked_action("I will open it.\n> open fridge") == "open fridge"
+    assert marked_action("I will open it.\nopen fridge") is None
     valid = ["go east", "take knife from counter", "open fridge", "focus on lead", "focus on air"]
     assert match_action("Open the fridge.", valid, (), "look", 0.5) == ("open fridge", "exact")
     assert match_action("take knife", valid, (), "look", 0.5) == ("take knife from counter", "close")
@@ -254,13 +257,16 @@ def test_an_instance_context_reaches_both_prompts(cli, llm_server, tmp_path):
 def test_the_authors_explore_step_shows_no_commands_and_plays_the_reply_as_written(
         cli, llm_server, tmp_path):
     srv = llm_server(script=script(["Choose > 1\nRemove > []"],
-                                   ["> walk north please", "> go north"]))
+                                   ["> walk north please", "> go north", "I would go east"]))
     out = tmp_path / "authors"
     result = ige(cli, srv, out, "--benchmark", "textworld", "--split", "ige-cooking", "--limit", "1",
-                 "--max-steps", "2", "--method-arg", "authors=true")
+                 "--max-steps", "3", "--method-arg", "authors=true")
     assert result.returncode == 0, result.stderr
     [record] = read_records(out)
     assert record["extra"]["ige_prompt"] == "authors" and record["extra"]["ige_close_matches"] == 0
     explore = prompts_of(srv, EXPLORE)
     assert explore and not any("Actions possible now" in p or "actions are possible now" in p for p in explore)
-    assert [step.get("action") for step in trajectory(out)[1:]] == ["walk north please", "go north"]
+    # a reply with no `> ACTION` line plays `look`, as the authors' code does
+    assert [step.get("action") for step in trajectory(out)[1:]] == ["walk north please", "go north",
+                                                                    "look"]
+    assert record["extra"]["ige_unmarked_replies"] == 1 and record["method_version"] == "2"
