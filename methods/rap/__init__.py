@@ -95,7 +95,8 @@ class RapConfig:
 
 class RapMethod(Method):
     name = "rap"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    # 2: its support episodes count a Crafter `move to` by its moves, as the runner does
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = RapConfig
     needs = MethodNeeds(llm=True, support=True)
     context_use = "after the manual in the planner's and the actor's system messages"
