@@ -14,7 +14,8 @@ from typing import Iterable
 
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
-from lifebench.api.untrusted import parse_json
+from lifebench.api.untrusted import MAX_CHARS, parse_json
+from lifebench.store.aside import OVERSIZED_MAX_CHARS, read_oversized
 
 EPISODES_FILE = "episodes.jsonl"
 
@@ -30,10 +31,22 @@ class RecordsFile:
 
 def parse_record(line: str | bytes, where: str) -> EpisodeRecord:
     try:
+        if len(line) > MAX_CHARS:  # written before records were kept within the bound
+            return _oversized(line, where)
         return EpisodeRecord.from_dict(parse_json(line))
     except (ValueError, TypeError) as exc:
         raise UserError(f"{where}: not a valid episode record ({exc}); fix or delete that "
                         f"line, the other records are intact") from None
+
+
+def _oversized(line: str | bytes, where: str) -> EpisodeRecord:
+    """A record over the reader's bound, read with what made it so left out, said once."""
+    data, left = read_oversized(parse_json(line, max_chars=OVERSIZED_MAX_CHARS))
+    record = EpisodeRecord.from_dict(data)
+    if left:
+        print(f"note: {where}: a record of {len(line):,} characters (over the limit of "
+              f"{MAX_CHARS:,}) is read without {left}", file=sys.stderr)
+    return record
 
 
 def read_records_file(path: Path) -> RecordsFile:

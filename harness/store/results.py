@@ -35,6 +35,7 @@ from lifebench.api.untrusted import Unreadable, parse_json
 from lifebench.store.contexts import ContextStore
 from lifebench.store.files import ResultsWriteError, atomic_write
 from lifebench.store.prepared import PreparedStore
+from lifebench.store.aside import keep_readable
 from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_records_file
 
 PARTIAL_SUFFIX = ".torn"
@@ -168,9 +169,10 @@ class ResultsStore:
                 os.fsync(f.fileno())
 
     # ------------------------------------------------------------ writes
-    def append_record(self, record: EpisodeRecord) -> None:
+    def append_record(self, record: EpisodeRecord, line: Optional[str] = None) -> None:
+        """Append `record` (as `line`, its JSON, when already made)."""
         assert self._episodes_fd is not None, "open() the store first"
-        line = (record.to_json() + "\n").encode()
+        line = ((line or record.to_json()) + "\n").encode()
         written = os.write(self._episodes_fd, line)
         while written < len(line):  # os.write may be partial on signals
             written += os.write(self._episodes_fd, line[written:])
@@ -231,7 +233,8 @@ class ResultsStore:
             if state is not None:
                 self.write_state(stream_id, record.episode_index, state)
             path = self.episodes_path
-            self.append_record(record)
+            record, line = keep_readable(record, self.out, stream_id)
+            self.append_record(record, line)
             if state is not None:
                 path = self.state_path(stream_id, record.episode_index).parent
                 self.prune_states(stream_id, keep=record.episode_index)
