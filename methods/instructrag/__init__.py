@@ -31,8 +31,8 @@ from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam, params_from_json, params_to_json
 from lifebench.methods.instructrag.prompts import path_block
 from lifebench.methods.instructrag.reporting import TABLE_PEERS, instructrag_tables, recorded_args
-from lifebench.methods.instructrag.training import (Agents, Counters, Hyper, Learner, Question,
-                                                    Switches, TrainingLog)
+from lifebench.methods.instructrag.training import (PLATEAU_Z, Agents, Counters, Hyper, Learner,
+                                                    Question, Switches, TrainingLog)
 from lifebench.methods.react import ReactConfig, ReactMethod, react_rollout
 from lifebench.methods.rollouts import Rollout, oracle_rollout, play
 
@@ -65,7 +65,7 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
     support_limit: int = 0         # at most this many training instances (0: all)
     few_shot_limit: int = 0        # at most this many few-shot instances per test task (0: all;
                                    # Figure 2's sample ratio)
-    iterations: int = 200          # meta-training's cap; a reward plateau stops it sooner (Hyper)
+    iterations: int = 200          # meta-training's cap; a reward that stopped rising stops it sooner (Hyper)
     tasks_per_batch: int = 3
     train_steps: int = 0           # step budget of a training episode (0: the benchmark's)
 
@@ -82,8 +82,8 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
             raise ValueError("train_query_fraction must be within (0, 1)")
         if self.encoder not in ENCODERS:
             raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, got {self.encoder!r}")
-        if self.plateau_window < 0 or self.plateau_tolerance < 0:
-            raise ValueError("plateau_window and plateau_tolerance must be >= 0")
+        if self.plateau_slope < 0:
+            raise ValueError(f"plateau_slope must be >= 0, got {self.plateau_slope}")
         if self.iterations > MAX_POINTS:  # the learning curves' limit (lifebench.api.training)
             raise ValueError(f"iterations must be at most {MAX_POINTS}, got {self.iterations}")
         if min(self.iterations, self.support_limit, self.few_shot_limit, self.train_steps,
@@ -98,13 +98,13 @@ class InstructRagConfig(ReactConfig, Hyper, Switches):
 SMOKE_ARGS = {"iterations": 1, "tasks_per_batch": 1, "questions_per_task": 1,
               "support_limit": 4, "few_shot_limit": 1, "train_steps": 5}
 # The full meta-training's episodes per smoke one's, at most: the cap of 200 iterations x 3
-# tasks x B=2 (a plateau stops it sooner, so `--plan` prices the worst case).
+# tasks x B=2 (the stopping rule may end it sooner, so `--plan` prices the worst case).
 SMOKE_SCALE = 1200.0
 
 
 class InstructRagMethod(ReactMethod):
     name = "instructrag"
-    version = "3"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "4"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = InstructRagConfig
     # Testing changes nothing: the graph and the agents are what `prepare` made (a prepared
     # artifact), so a stream may be sharded and no memory is saved after each episode.
@@ -129,9 +129,11 @@ class InstructRagMethod(ReactMethod):
 
     @classmethod
     def stream_problem(cls, config: Any, benchmark: Benchmark, split: str) -> Optional[str]:
-        if not config.train_benchmark and benchmark.name == TRANSFER_TARGET:
-            # its support split holds the test tasks' train variations: training on it and
-            # adapting on it would be the same instances (the paper transfers, Table 2)
+        trains_on = config.train_benchmark or benchmark.name
+        if benchmark.name == TRANSFER_TARGET and trains_on == TRANSFER_TARGET:
+            # its support split holds the test tasks' train variations: training on it (by
+            # default, or named) and adapting on it would be the same instances (the paper
+            # transfers, Table 2)
             return ("instructrag on scienceworld would train and adapt on the same tasks; "
                     "train on another benchmark: --method-arg train_benchmark=alfworld")
         if not config.train_benchmark and benchmark.support_split is None:
@@ -193,6 +195,7 @@ class InstructRagMethod(ReactMethod):
         self.stages["training_rewards"] = [round(r or 0.0, 4) for r in self.training.curve["reward"]]
         self.stages["training_iterations"] = self.training.iterations
         self.stages["training_stop"] = self.training.stop
+        self.stages["training_trend"] = self.training.trend
         self.stages["training_counters"] = agents.counters.as_dict()
 
         started = time.perf_counter()
@@ -267,7 +270,7 @@ class InstructRagMethod(ReactMethod):
 
     def _question(self, benchmark: Benchmark, instance: Instance, task: str) -> Question:
         """A query question: its text is the first observation's task, read on reset."""
-        env: Any = benchmark.make_env(instance, 0)
+        env: Any = benchmark.make_env(instance, self.ctx.seed)  # as its episodes are played
         try:
             text = benchmark.task_text(env.reset().text)
         finally:
@@ -296,7 +299,7 @@ class InstructRagMethod(ReactMethod):
         self.actor_role, self.forced_path = role, path
         try:
             ReactMethod.begin_episode(self, task, _NO_TOOLS)
-            return play(benchmark, instance, self.act, steps)
+            return play(benchmark, instance, self.act, steps, self.ctx.seed)
         finally:
             self.bank, self.actor_role, self.forced_path = saved_bank, saved_role, None
 
@@ -345,9 +348,9 @@ class InstructRagMethod(ReactMethod):
                   for name, values in self.training.curve.items()
                   if any(v is not None for v in values)}
         config, n = self.config, self.training.iterations
-        why = {"plateau": (f"the query reward plateaued (its mean over the last {config.plateau_window} "
-                           f"iterations was not {config.plateau_tolerance:g} above the "
-                           f"{config.plateau_window} before)"),
+        why = {"plateau": (f"the query reward stopped rising (a least-squares line's slope, plus "
+                           f"{PLATEAU_Z:g} standard errors, was below {config.plateau_slope:g} an "
+                           f"iteration: {_lines(self.training.trend)})"),
                "cap": f"the cap (iterations={config.iterations})"}.get(self.training.stop,
                                                                        self.training.stop)
         return TrainingCurves.of("InstructRAG meta-training", series,
@@ -362,7 +365,8 @@ class InstructRagMethod(ReactMethod):
                 "rl": params_to_json(agents.rl), "ml": params_to_json(agents.ml),
                 "adapted": {task: [params_to_json(rl), params_to_json(ml)]
                             for task, (rl, ml) in self.adapted.items()},
-                "training": {"curve": self.training.curve, "stop": self.training.stop},
+                "training": {"curve": self.training.curve, "stop": self.training.stop,
+                             "trend": self.training.trend},
                 "stages": self.stages, "reported_stages": self.reported_stages}
 
     def load_state(self, state: Any) -> None:
@@ -371,7 +375,8 @@ class InstructRagMethod(ReactMethod):
                         Adam(self.config.beta), Adam(self.config.beta))
         self.learner = Learner(graph, agents, self.config, self.config, self.rng, self.encoder)
         training = state.get("training") or {}
-        self.training = TrainingLog(stop=str(training.get("stop", "")))
+        self.training = TrainingLog(stop=str(training.get("stop", "")),
+                                    trend=list(training.get("trend", [])))
         for name in self.training.curve:
             self.training.curve[name] = [None if v is None else float(v)
                                          for v in (training.get("curve") or {}).get(name, [])]
@@ -379,6 +384,12 @@ class InstructRagMethod(ReactMethod):
                         for task, (rl, ml) in state["adapted"].items()}
         self.stages = state["stages"]
         self.reported_stages = state["reported_stages"]
+
+
+def _lines(trend: list[dict[str, float]]) -> str:
+    """The stopping rule's lines at its last look, as the note says them."""
+    return "; ".join(f"last {fit['window']} iterations {fit['slope']:+.4f} (bound {fit['upper']:+.4f})"
+                     for fit in trend)
 
 
 def _reward(benchmark: Benchmark, rollout: Rollout) -> float:

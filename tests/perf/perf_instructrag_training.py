@@ -5,19 +5,23 @@ goes, and how far training moves the agents.
 The world is the scripted one of tests/methods/instructrag (`heating_world`), with the real
 all-MiniLM-L6-v2 in place of the bag of words: "heat the X" is solved by a path that warms
 X and burns nothing; the scripted model (`heated`) plays a path in no time, so what is
-timed is the learner's own work, which a real run adds to its LLM episodes.
+timed is the learner's own work, which a real run adds to its LLM episodes. It has one
+query task, 12 foods' questions to train on and 4 held out, scored after the few-shot stage.
 
 Prints:
   1. seconds per meta-training iteration (the method's defaults: K=3, B=2, 5 inner steps,
      3 tasks a batch; `iterations` fixed, no plateau stop) with the self-attention encoder
      and with the MLP variant, and their ratio;
   2. the profile of the attention encoder's iterations: the functions with the most time;
-  3. training to the plateau (B=8) at Adam 0.01 and at the paper's 0.001: iterations run,
-     why it stopped, the few-shot-adapted success before and after, and the RL-Agent's and
-     ML-Agent's distance from their start at iteration 10 (the old default's whole
-     training) and at the end.
+  3. meta-training at the method's defaults (B=2 questions of each of up to 3 tasks: 2 an
+     iteration here; Adam at the paper's 0.001; the stopping rule; the cap of 200), then the
+     same with the cap at `--long-cap` (where the rule alone stops it): iterations run, why
+     it stopped, the mean reward of the first and last 25 iterations, the lines of the
+     rule's last look (window: slope an iteration, its bound), the few-shot-adapted success
+     on the held-out questions before and after, and the RL-Agent's and ML-Agent's distance
+     from their start at iteration 10 and at the end.
 
-    python tests/perf/perf_instructrag_training.py [--iterations 10] [--cap 200]
+    python tests/perf/perf_instructrag_training.py [--iterations 10] [--long-cap 600]
 """
 
 from __future__ import annotations
@@ -41,14 +45,17 @@ from lifebench.methods.instructrag import matcher, policy  # noqa: E402
 from lifebench.methods.instructrag.encoders import make_encoder  # noqa: E402
 from lifebench.methods.instructrag.graph import InstructionGraph  # noqa: E402
 from lifebench.methods.instructrag.nn import Adam  # noqa: E402
+from lifebench.methods.instructrag import InstructRagConfig  # noqa: E402
 from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question,  # noqa: E402
                                                     Switches)
 
 FOODS = ["apple", "bread", "cake", "egg", "fish", "ham", "pie", "rice", "soup", "tofu",
          "potato", "tomato", "lettuce", "mug of milk", "pan of beans", "bowl of pasta"]
+HELD_OUT = 4  # the last foods' questions are scored, never trained on
+DEFAULTS = InstructRagConfig()  # the method's cap (`iterations`) and tasks a batch
 
 
-def world(seed: int, encoder_name: str, hyper: Hyper) -> tuple[Learner, dict, dict]:
+def world(seed: int, encoder_name: str, hyper: Hyper) -> tuple[Learner, dict, dict, dict]:
     embedder = get_embedder()
     graph = InstructionGraph(embedder.embed, 0.9)
     support: dict[str, list[Question]] = {"heat": [], "burn": []}
@@ -60,13 +67,13 @@ def world(seed: int, encoder_name: str, hyper: Hyper) -> tuple[Learner, dict, di
                                  f"heat the {food} again until it burns")):
             graph.insert_path(start + (end,), task, text)
             support[task].append(Question(task, text, Instance(food), "toy", start + (end,)))
-    query = {"heat": [Question("heat", f"please heat the {f} and serve it", Instance(f), "toy")
-                      for f in FOODS]}
+    asked = [Question("heat", f"please heat the {f} and serve it", Instance(f), "toy") for f in FOODS]
+    query, held_out = {"heat": asked[:-HELD_OUT]}, {"heat": asked[-HELD_OUT:]}
     rng = random.Random(seed)
     encoder = make_encoder(encoder_name, embedder)
     agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, encoder),
                     Adam(hyper.beta), Adam(hyper.beta))
-    return Learner(graph, agents, Switches(), hyper, rng, encoder), support, query
+    return Learner(graph, agents, Switches(), hyper, rng, encoder), support, query, held_out
 
 
 def heated(question: Question, path: tuple[str, ...]) -> float:
@@ -75,10 +82,10 @@ def heated(question: Question, path: tuple[str, ...]) -> float:
                  and not any("burn" in step for step in path))
 
 
-def adapted_success(learner: Learner, support: dict, query: dict) -> float:
+def adapted_success(learner: Learner, support: dict, questions: dict) -> float:
     rl, ml = learner.few_shot({"heat": support["heat"]}, heated)["heat"]
     found = []
-    for question in query["heat"]:
+    for question in questions["heat"]:
         retrieval = learner.retrieve(question.text, rl, sample=False)
         chosen = learner.choose(question.text, retrieval.paths, ml)
         found.append(heated(question, retrieval.paths[chosen]) if chosen >= 0 else 0.0)
@@ -86,7 +93,7 @@ def adapted_success(learner: Learner, support: dict, query: dict) -> float:
 
 
 def per_iteration(encoder: str, iterations: int) -> float:
-    learner, support, query = world(0, encoder, Hyper(encoder=encoder, plateau_window=0))
+    learner, support, query, _ = world(0, encoder, Hyper(encoder=encoder, plateau_slope=0))
     learner.meta_train(support, query, heated, 1, 3)  # token states and vectors cached
     started = time.perf_counter()
     learner.meta_train(support, query, heated, iterations, 3)
@@ -96,7 +103,7 @@ def per_iteration(encoder: str, iterations: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--cap", type=int, default=200)
+    parser.add_argument("--long-cap", type=int, default=600)
     args = parser.parse_args()
 
     print("1. seconds per meta-training iteration (K=3, B=2, 5 inner steps, 3 tasks a batch)")
@@ -106,7 +113,7 @@ def main() -> None:
     print(f"   attention / mlp: {seconds['attention'] / seconds['mlp']:.2f}x")
 
     print("\n2. where the attention encoder's iterations go (top 8 by own time)")
-    learner, support, query = world(0, "attention", Hyper(plateau_window=0))
+    learner, support, query, _ = world(0, "attention", Hyper(plateau_slope=0))
     learner.meta_train(support, query, heated, 1, 3)
     profile = cProfile.Profile()
     profile.runcall(learner.meta_train, support, query, heated, args.iterations, 3)
@@ -117,21 +124,27 @@ def main() -> None:
         print(f"   {own / total:6.1%} own, {cumulative / total:6.1%} with callees, {calls:7d} calls  "
               f"{Path(path).name}:{line} {function}")
 
-    print(f"\n3. training to the plateau (B=8, 1 task a batch, cap {args.cap}), over seeds 0-2")
-    for beta in (0.01, 0.001):
+    print("\n3. meta-training until the stopping rule or the cap, over seeds 0-2")
+    for cap in (DEFAULTS.iterations, args.long_cap):
         for seed in range(3):
-            hyper = Hyper(questions_per_task=8, beta=beta)
-            learner, support, query = world(seed, "attention", hyper)
-            before = adapted_success(learner, support, query)
-            started = time.perf_counter()
-            log = learner.meta_train(support, query, heated, args.cap, 1)
-            took = time.perf_counter() - started
-            curve = log.curve
-            at10 = (curve["rl_distance"][9], curve["ml_distance"][9]) if log.iterations >= 10 else (0, 0)
-            print(f"   Adam {beta:<5g} seed {seed}: {log.iterations:4d} iterations ({log.stop}, "
-                  f"{took:.0f} s); success {before:.2f} -> {adapted_success(learner, support, query):.2f}; "
-                  f"distance from start at 10 / at the end: RL-Agent {at10[0]:.3f} / "
-                  f"{curve['rl_distance'][-1]:.3f}, ML-Agent {at10[1]:.3f} / {curve['ml_distance'][-1]:.3f}")
+            train_to_the_stop(seed, cap)
+
+
+def train_to_the_stop(seed: int, cap: int) -> None:
+    learner, support, query, held_out = world(seed, "attention", Hyper())
+    before = adapted_success(learner, support, held_out)
+    started = time.perf_counter()
+    log = learner.meta_train(support, query, heated, cap, DEFAULTS.tasks_per_batch)
+    took = time.perf_counter() - started
+    curve = log.curve
+    at10 = (curve["rl_distance"][9], curve["ml_distance"][9]) if log.iterations >= 10 else (0, 0)
+    lines = ", ".join(f"{fit['window']}: {fit['slope']:+.4f} ({fit['upper']:+.4f})" for fit in log.trend)
+    print(f"   cap {cap}, seed {seed}: {log.iterations:4d} iterations ({log.stop}, {took:.0f} s); "
+          f"reward {np.mean(curve['reward'][:25]):.2f} -> {np.mean(curve['reward'][-25:]):.2f}; "
+          f"last look {lines}; held-out success {before:.2f} -> "
+          f"{adapted_success(learner, support, held_out):.2f}; distance from start at 10 / at the "
+          f"end: RL-Agent {at10[0]:.3f} / {curve['rl_distance'][-1]:.3f}, ML-Agent "
+          f"{at10[1]:.3f} / {curve['ml_distance'][-1]:.3f}", flush=True)
 
 
 if __name__ == "__main__":

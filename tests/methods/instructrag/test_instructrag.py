@@ -19,7 +19,7 @@ from lifebench.methods.instructrag.graph import InstructionGraph
 from lifebench.methods.instructrag.nn import Adam
 from lifebench.methods.instructrag.retrieval import Retrieval
 from lifebench.methods.instructrag.training import (Agents, Hyper, Learner, Question, Switches,
-                                                    plateaued)
+                                                    best_of_pool)
 from lifebench.api import Benchmark, Instance
 from lifebench.methods.instructrag import InstructRagConfig, InstructRagMethod
 from lifebench.registry import get_benchmark
@@ -30,25 +30,25 @@ P21 = ["Search[Christopher Nolan]", "Lookup[birthplace]"]
 P12 = ["Search[Scott Derrickson]", "Lookup[nationality]", "Lookup[year of founding]"]
 
 
-def words_embed(texts):
-    """Bag of words, unit length: similarities known by hand (Search[Ed Wood] vs
-    Search[Scott Derrickson] = 1/3, Lookup[nationality] vs Lookup[birthplace] = 1/2)."""
-    vocab: dict[str, int] = words_embed.vocab
-    rows = []
-    for text in texts:
-        tokens = re.findall(r"[a-z]+", text.lower())
-        for token in tokens:
-            vocab.setdefault(token, len(vocab))
-        rows.append(tokens)
-    out = np.zeros((len(texts), 512))
-    for i, tokens in enumerate(rows):
-        for token in set(tokens):
-            out[i, vocab[token]] = 1.0
-        out[i] /= max(np.linalg.norm(out[i]), 1e-12)
-    return out
+def words_embedder(dim: int):
+    """Bag of words, unit length, over a vocabulary of its own (at most `dim` words):
+    similarities known by hand (Search[Ed Wood] vs Search[Scott Derrickson] = 1/3,
+    Lookup[nationality] vs Lookup[birthplace] = 1/2)."""
+    vocab: dict[str, int] = {}
+
+    def embed(texts):
+        rows = [re.findall(r"[a-z]+", text.lower()) for text in texts]
+        out = np.zeros((len(texts), dim))
+        for i, tokens in enumerate(rows):
+            for token in set(tokens):
+                out[i, vocab.setdefault(token, len(vocab))] = 1.0
+            out[i] /= max(np.linalg.norm(out[i]), 1e-12)
+        return out
+
+    return embed
 
 
-words_embed.vocab = {}
+words_embed = words_embedder(512)
 
 
 def words_tokens(texts):
@@ -211,13 +211,22 @@ def test_the_policy_learns_on_a_graph_where_the_right_choice_is_known():
 # a path that warms X and burns nothing. Both tasks' paths go through the same "take the X"
 # and "warm X" nodes, then part: "serve X" (task heat) or "heat the X again and burn" (task
 # burn), the instruction most like the question. Telling them apart takes the edge's task
-# (the state's second and third numbers), which only a trained RL-Agent reads; the rule that
-# replaces it (include what is like the question) picks the burning paths.
+# (the state's second and third numbers) or a trained ML-Agent; the rule that replaces the
+# RL-Agent (include what is like the question) picks the burning paths.
 FOODS = ["apple", "bread", "cake", "egg", "fish", "ham", "pie", "rice", "soup", "tofu"]
+HELD_OUT = 4  # the last foods' questions are scored, never trained on
 
 
-def heating_world(seed: int, switches: Switches = Switches(), k_paths: int = 3):
-    graph = InstructionGraph(words_embed, 0.9)
+class NarrowMlp(MlpEncoder):
+    """The MLP encoder at a quarter of the method's width, over a 64-word bag of words: here
+    it learns as fast, in iterations, as the method's on 512 words, for 2% of the CPU time
+    (15 ms an iteration against 0.7 s)."""
+
+    width = 64
+
+
+def heating_world(seed: int, switches: Switches = Switches()):
+    graph = InstructionGraph(words_embedder(64), 0.9)
     support: dict[str, list[Question]] = {"heat": [], "burn": []}
     for food in FOODS:
         start = (f"take the {food}", f"warm {food} in microwave")
@@ -225,13 +234,16 @@ def heating_world(seed: int, switches: Switches = Switches(), k_paths: int = 3):
                                 ("burn", f"burn the {food} to ash", f"heat the {food} again and burn")):
             graph.insert_path(start + (end,), task, text)
             support[task].append(Question(task, text, Instance(food), "toy", start + (end,)))
-    query = {"heat": [Question("heat", f"please heat the {f}", Instance(f), "toy") for f in FOODS]}
+    asked = [Question("heat", f"please heat the {f}", Instance(f), "toy") for f in FOODS]
+    query, held_out = {"heat": asked[:-HELD_OUT]}, {"heat": asked[-HELD_OUT:]}
     rng = random.Random(seed)
-    encoder = MlpEncoder(words_embed, 512)
-    # Adam at 0.01 (the paper's 0.001 needs ~4x the iterations here: tests/perf)
-    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, encoder), Adam(0.01), Adam(0.01))
-    hyper = Hyper(k_paths=k_paths, questions_per_task=8, beta=0.01)
-    return Learner(graph, agents, switches, hyper, rng, encoder), support, query
+    encoder = NarrowMlp(graph.embed, 64)
+    # the paper's optimiser (Adam at 0.001, Hyper's beta) for both agents; every training
+    # question each iteration (B=8 > 6): 6 rewards an iteration, as the default batch's
+    hyper = Hyper(questions_per_task=8)
+    agents = Agents(policy.init_policy(rng), matcher.init_matcher(rng, encoder),
+                    Adam(hyper.beta), Adam(hyper.beta))
+    return Learner(graph, agents, switches, hyper, rng, encoder), support, query, held_out
 
 
 def heated(question: Question, path: tuple[str, ...]) -> float:
@@ -241,12 +253,12 @@ def heated(question: Question, path: tuple[str, ...]) -> float:
     return float(f"warm {food} in microwave" in path and not any("burn" in step for step in path))
 
 
-def success_rate(learner, support, query, retrieve=None) -> float:
+def success_rate(learner, support, questions, retrieve=None) -> float:
     """Greedy retrieval with the agents adapted to the task (the few-shot stage), as a
-    scored episode retrieves; the scripted model's success over the query questions."""
+    scored episode retrieves; the scripted model's success over `questions`."""
     rl, ml = learner.few_shot({"heat": support["heat"]}, heated)["heat"]
     found = []
-    for question in query["heat"]:
+    for question in questions["heat"]:
         retrieval = retrieve(question.text) if retrieve else learner.retrieve(question.text, rl, sample=False)
         chosen = learner.choose(question.text, retrieval.paths, ml)
         found.append(heated(question, retrieval.paths[chosen]) if chosen >= 0 else 0.0)
@@ -254,35 +266,28 @@ def success_rate(learner, support, query, retrieve=None) -> float:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_meta_training_learns_to_retrieve_the_path_that_succeeds(seed):
-    # the RL-Agent alone (K=1, its path is the prompt's): from chance or below to >= 0.8
-    learner, support, query = heating_world(seed, Switches(ml_agent=False), k_paths=1)
-    before = success_rate(learner, support, query)
-    log = learner.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
-    assert before <= 0.5 and success_rate(learner, support, query) >= 0.8
-    # trained until the reward stopped rising, before the cap; the curve says so
-    assert log.stop == "plateau" and log.iterations < 200
+def test_meta_training_at_the_papers_rate_learns_what_succeeds_on_held_out_questions(seed):
+    # the full method (K=3, the ML-Agent choosing): from chance or below to >= 0.8 on
+    # questions it never trained on
+    full, support, query, held_out = heating_world(seed)
+    before = success_rate(full, support, held_out)
+    log = full.meta_train(support, query, heated, iterations=600, tasks_per_batch=1)
+    best = success_rate(full, support, held_out)
+    assert before <= 0.5 and best >= 0.8
+    # trained until the reward stopped rising, which the rule saw (375-450 iterations here at
+    # Adam 0.001: past the default cap of 200, README); the curve says so
+    assert log.stop == "plateau" and log.iterations < 600
+    assert all(fit["slope"] < 0.001 for fit in log.trend if fit["window"] == 100)
     assert np.mean(log.curve["reward"][-25:]) > np.mean(log.curve["reward"][:25]) + 0.5
     assert log.curve["rl_distance"][-1] > 5 * log.curve["rl_distance"][9] > 0
-    # the full method (K=3, the ML-Agent choosing) beats the rule that replaces the
-    # RL-Agent and random retrieval by at least 0.2
-    full, support, query = heating_world(seed)
-    full.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
-    rule, _, _ = heating_world(seed, Switches(rl_agent=False))
-    rule.meta_train(support, query, heated, iterations=200, tasks_per_batch=1)
+    # it beats the rule that replaces the RL-Agent, trained the same way, and random
+    # retrieval by at least 0.2
+    rule, _, _, _ = heating_world(seed, Switches(rl_agent=False))
+    rule.meta_train(support, query, heated, iterations=600, tasks_per_batch=1)
     draw = random.Random(seed)
     at_random = lambda _: Retrieval(paths=[p.instructions for p in draw.sample(full.graph.paths, 3)])
-    best = success_rate(full, support, query)
-    assert best >= success_rate(rule, support, query) + 0.2
-    assert best >= success_rate(full, support, query, at_random) + 0.2
-
-
-def test_the_plateau_is_checked_once_a_window():
-    rising = [0.0] * 25 + [0.5] * 25
-    assert not plateaued(rising, 25, 0.01) and not plateaued(rising[:49], 25, 0.01)
-    assert plateaued(rising + [0.5] * 25, 25, 0.01)
-    assert not plateaued(rising + [0.5] * 26, 25, 0.01)  # not at a window's end
-    assert not plateaued([0.0] * 100, 0, 0.01)  # window 0: never
+    assert best >= success_rate(rule, support, held_out) + 0.2
+    assert best >= success_rate(full, support, held_out, at_random) + 0.2
 
 
 @pytest.mark.parametrize("ablation,zero", [
@@ -297,6 +302,18 @@ def test_each_ablation_removes_what_it_names(ablation, zero):
     assert getattr(full.agents.counters, zero) > 0 and getattr(cut.agents.counters, zero) == 0
     if ablation in ("fine_tuning", "ml_agent"):  # no pool to play: fewer episodes
         assert cut.agents.counters.evaluations < full.agents.counters.evaluations
+
+
+def test_a_pool_whose_paths_all_got_the_same_reward_teaches_the_ml_agent_nothing():
+    pool = [("a",), ("b",), ("c",)]
+    assert best_of_pool("q", pool, [0.0, 0.0, 0.0]) is None  # every path failed
+    assert best_of_pool("q", pool, [1.0, 1.0, 1.0]) is None  # every path won
+    # a tie at the top: the first of the best, in the RL-Agent's order
+    assert best_of_pool("q", pool, [0.0, 1.0, 1.0]).best == 1
+    learner, support, query = synthetic()
+    learner.meta_train(support, query, lambda question, path: 0.0, iterations=2, tasks_per_batch=1)
+    counters = learner.agents.counters
+    assert counters.evaluations > 0 and counters.ft_updates == 0 and counters.pg_updates > 0
 
 
 def test_without_the_graph_paths_are_the_stored_ones():
@@ -391,14 +408,35 @@ def test_a_benchmark_without_support_split_or_oracle_is_refused_with_what_to_do(
                                             "seeds-100") is None
 
 
-def test_scienceworld_without_a_training_benchmark_is_refused_in_one_line():
+def test_scienceworld_without_another_training_benchmark_is_refused_in_one_line():
     scienceworld = get_benchmark("scienceworld")
-    problem = InstructRagMethod.stream_problem(InstructRagConfig(), scienceworld, "step18-v1")
-    assert "\n" not in problem and "same tasks" in problem and "train_benchmark=alfworld" in problem
+    for config in (InstructRagConfig(), InstructRagConfig(train_benchmark="scienceworld")):
+        problem = InstructRagMethod.stream_problem(config, scienceworld, "step18-v1")
+        assert "\n" not in problem and "same tasks" in problem and "train_benchmark=alfworld" in problem
     assert InstructRagMethod.stream_problem(InstructRagConfig(train_benchmark="alfworld"),
                                             scienceworld, "step18-v1") is None
     # the grid's protocol makes ScienceWorld the transfer target, as the paper's Table 2
     assert InstructRagMethod.protocol(scienceworld).method_args == {"train_benchmark": "alfworld"}
+
+
+def test_training_episodes_and_their_questions_are_played_at_the_streams_seed():
+    from lifebench.api import Budget, StreamContext
+
+    seeds: list[int] = []
+
+    class Seeded(type(get_benchmark("corridor"))):
+        def make_env(self, instance, seed):
+            seeds.append(seed)
+            return super().make_env(instance, seed)
+
+    corridor = Seeded()
+    method = InstructRagMethod(InstructRagConfig(examples=0))
+    method.setup(StreamContext(benchmark=corridor, split="tiny", seed=7, budget=Budget(), model=None))
+    method.act = lambda observation: "right"  # the scripted player, in place of the LLM
+    [instance, *_] = corridor.instances("tiny")
+    question = method._question(corridor, instance, "corridor")
+    rollout = method._play(corridor, question.instance, ("right", "right"), "train")
+    assert rollout.success and seeds == [7, 7]
 
 
 def test_a_resumed_stream_has_the_graph_agents_and_adaptations_it_saved():
