@@ -128,3 +128,16 @@ def test_a_lone_surrogate_in_a_reply_is_counted_in_the_record(llm_server, lifebe
     assert record["extra"]["llm_replies"]["replaced_characters"] >= 1
     assert "characters no prompt can encode, replaced by U+FFFD" in result.stdout
     assert json.dumps(record)  # the record holds encodable text only
+
+
+def test_a_run_whose_first_calls_are_all_malformed_stops_with_exit_1(llm_server, lifebench_cli,
+                                                                     results_dir):
+    srv = llm_server(script=[{"message": {"content": {"not": "text"}}}])
+    result = lifebench_cli("run", "--no-progress", "--benchmark", "corridor", "--split", "tiny",
+                           "--method", "react", "--model", "m", "--base-url", srv.url,
+                           "--cache", "off", "--workers", "0", "--out", str(results_dir),
+                           timeout=120)
+    assert result.returncode == 1
+    [line] = [l for l in result.stderr.splitlines() if l.startswith("lifebench: error:")]
+    assert "each of the first 5 calls of this run" in line and "its content is not text" in line
+    assert not (results_dir / "episodes.jsonl").read_text()  # nothing recorded: a rerun resumes
