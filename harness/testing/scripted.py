@@ -35,6 +35,10 @@ class Book:
     # The first observation's key without the task's statement (`Benchmark.without_task`):
     # how a prompt kept from the task (STEP's Executor) shows the episode's start.
     start_without_task: str = ""
+    # Each page's observation as an instance-context build reads it (without the task's
+    # statement and what reveals reward or the end: `Benchmark.without_outcome`), where it
+    # differs: a build's prompts show these.
+    blind: tuple[str, ...] = ()
 
     def act(self, prompt: str, step: Optional[int] = None) -> str:
         """The action for the prompt's last oracle observation; `step` (the steps the
@@ -47,18 +51,26 @@ class Book:
         # The episode starts where its first observation is shown last (examples of other
         # episodes before it may show the same observations).
         start = max(prompt.rfind(first), 0)
-        best, best_at = None, -1
-        for key in {key for key, _ in self.pages}:
-            at = prompt.rfind(key, start)
-            if at > best_at or (at == best_at and best is not None and len(key) > len(best)):
-                best, best_at = key, at
+        best, best_text, best_at = None, "", -1
+        for text, key in self._texts().items():
+            at = prompt.rfind(text, start)
+            if at > best_at or (at == best_at and best is not None and len(text) > len(best_text)):
+                best, best_text, best_at = key, text, at
         if best is None:
             return self.noop
         if step is not None and 0 <= step < len(self.pages) and self.pages[step][0] == best:
             return self.pages[step][1]  # the oracle's walk so far: its next action
         actions = [action for key, action in self.pages if key == best]
-        shown = prompt.count(best, start)
+        shown = prompt.count(best_text, start)
         return actions[min(shown, len(actions)) - 1]
+
+    def _texts(self) -> dict[str, str]:
+        """Each text a prompt may show a page by (its key, and its blind form), and the key."""
+        texts = {key: key for key, _ in self.pages}
+        for (key, _), blind in zip(self.pages, self.blind):
+            if blind and blind not in texts:
+                texts[blind] = key
+        return texts
 
 
 def _key(observation: str) -> str:
@@ -74,22 +86,27 @@ def oracle_book(benchmark_name: str, split: str, instance_id: str) -> Book:
     instance = benchmark.instance(split, instance_id)
     env: Any = benchmark.make_env(instance, 0)
     pages: list[tuple[str, str]] = []
+    blind: list[str] = []
     try:
         oracle = benchmark.oracle(env)  # before reset, as the runner: an oracle may set the env up
         observation = env.reset()
-        start = _key(benchmark.without_task(observation.text, observation.text))
+        first = observation.text
+        start = _key(benchmark.without_task(first, first))
         for _ in range(min(benchmark.budget(instance), _MAX_BOOK_STEPS)):
             action = oracle.next_action(observation)
             key = _key(observation.text)
             if key:
                 pages.append((key, action))
+                blind.append(_key(benchmark.without_outcome(
+                    benchmark.without_task(observation.text, first))))
             step = env.step(action)
             observation = step.observation
             if step.done:
                 break
     finally:
         env.close()
-    return Book(tuple(pages), noop, start if pages and start != pages[0][0] else "")
+    return Book(tuple(pages), noop, start if pages and start != pages[0][0] else "",
+                tuple(b if b != key else "" for b, (key, _) in zip(blind, pages)))
 
 
 class ScriptedModel:
