@@ -114,21 +114,25 @@ def _things(world: Any, player: Any, x0: int, y0: int, width: int, height: int) 
     area_x, area_y = world.area
     lx, ly = max(0, x0), max(0, y0)
     hx, hy = min(area_x, x0 + width), min(area_y, y0 + height)
-    materials = world._mat_map[lx:hx, ly:hy].tolist() if lx < hx and ly < hy else []
-    objects = world._obj_map[lx:hx, ly:hy].tolist() if lx < hx and ly < hy else []
+    inside = lx < hx and ly < hy
+    # by rows of columns, as the view is read (transposed from the world's x-major maps)
+    materials = world._mat_map[lx:hx, ly:hy].T.tolist() if inside else []
+    objects = world._obj_map[lx:hx, ly:hy].T.tolist() if inside else []
     names, objs = world._mat_names, world._objects
-    rows = []
-    for y in range(y0, y0 + height):
-        row = []
-        for x in range(x0, x0 + width):
-            if not (lx <= x < hx and ly <= y < hy):
-                row.append("edge")
-                continue
-            index = objects[x - lx][y - ly]
-            row.append(object_name(objs[index], player) if index
-                       else names[materials[x - lx][y - ly]] or "unknown")
-        rows.append(row)
+    left, right = ["edge"] * (lx - x0), ["edge"] * (x0 + width - hx)
+    rows = [["edge"] * width for _ in range(ly - y0)]
+    for material_row, object_row in zip(materials, objects):
+        rows.append(left + [object_name(objs[index], player) if index else
+                            names[material] or "unknown"
+                            for material, index in zip(material_row, object_row)] + right)
+    rows += [["edge"] * width for _ in range(y0 + height - hy)]
     return rows
+
+
+# Each cell of the view by rows: its offset from the centre and its distance (Manhattan)
+_VIEW_CELLS = tuple(tuple((col - VIEW_COLUMNS // 2, row - VIEW_ROWS // 2,
+                           abs(col - VIEW_COLUMNS // 2) + abs(row - VIEW_ROWS // 2))
+                          for col in range(VIEW_COLUMNS)) for row in range(VIEW_ROWS))
 
 
 def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
@@ -136,14 +140,13 @@ def observe(world: Any, player: Any, achievements: dict[str, int]) -> str:
     half_x, half_y = VIEW_COLUMNS // 2, VIEW_ROWS // 2
     grid = _things(world, player, px - half_x, py - half_y, VIEW_COLUMNS, VIEW_ROWS)
     rows, nearest = [], {}
-    for row_index, row in enumerate(grid):
-        dy = row_index - half_y
-        for col_index, thing in enumerate(row):
-            dx = col_index - half_x
-            distance = abs(dx) + abs(dy)
-            if thing not in ("you", "edge") and (thing not in nearest or distance < nearest[thing][0]):
-                nearest[thing] = (distance, dx, dy)
-        rows.append(" ".join(cell.ljust(CELL_WIDTH) for cell in row).rstrip())
+    for row, cells in zip(grid, _VIEW_CELLS):
+        for thing, (dx, dy, distance) in zip(row, cells):
+            if thing != "you" and thing != "edge":
+                known = nearest.get(thing)
+                if known is None or distance < known[0]:
+                    nearest[thing] = (distance, dx, dy)
+        rows.append(" ".join([cell.ljust(CELL_WIDTH) for cell in row]).rstrip())
     fx, fy = int(player.facing[0]), int(player.facing[1])
     facing = grid[half_y + fy][half_x + fx]
     vitals = ", ".join(f"{v} {player.inventory[v]}/9" for v in VITALS)
