@@ -14,6 +14,7 @@ Everything here is deterministic: the same requests get the same replies.
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -114,7 +115,18 @@ class ScriptedModel:
 
     def __init__(self) -> None:
         self._books: dict[tuple[str, str, str], Book] = {}
+        self._warned: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def _warn_once(self, benchmark: str, split: str, error: Exception) -> None:
+        # Silent no-op books look like a model that cannot play: say why, once per split.
+        with self._lock:
+            if (benchmark, split) in self._warned:
+                return
+            self._warned.add((benchmark, split))
+        first_line = (str(error).splitlines() or [type(error).__name__])[0]
+        print(f"scripted model: no oracle book for {benchmark or '?'} {split or '?'} "
+              f"(it answers {_noop(benchmark)!r}): {first_line}", file=sys.stderr, flush=True)
 
     def book(self, benchmark: str, split: str, instance: str) -> Book:
         key = (benchmark, split, instance)
@@ -123,8 +135,9 @@ class ScriptedModel:
         if book is None:
             try:
                 book = oracle_book(benchmark, split, instance)
-            except Exception:  # an unknown name, a missing split: a book without pages
+            except Exception as error:  # an unknown name, missing data: a book without pages
                 book = Book((), _noop(benchmark))
+                self._warn_once(benchmark, split, error)
             with self._lock:
                 self._books[key] = book
         return book

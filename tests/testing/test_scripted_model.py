@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT
 from lifebench.api import ScriptedRequest, ToolCall, generic_reply
 from lifebench.testing import llm_server, run_cli
-from lifebench.testing.scripted import Book, oracle_book
+from lifebench.testing.scripted import Book, ScriptedModel, oracle_book
 
 
 def ask(url: str, messages: list[dict], tags: dict[str, str], tools: list | None = None) -> dict:
@@ -48,6 +48,15 @@ def test_the_player_follows_the_oracle_walk_shown_last_in_the_prompt():
     assert repeated.act("same other same start same") == "first"
     # no oracle walk without an instance: the no-op
     assert oracle_book("corridor", "tiny", "").act(cell.format(0)) == "look"
+
+
+def test_a_book_that_cannot_be_built_says_why_once(capsys):
+    # e.g. a server started without LIFEBENCH_DATA: its no-op answers must not pass silently
+    model = ScriptedModel()
+    for instance in ("a", "b"):
+        assert model.book("corridor", "no-such-split", instance).pages == ()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "no oracle book for corridor no-such-split" in lines[0]
 
 
 def test_the_server_answers_each_method_by_its_tags():
