@@ -84,7 +84,7 @@ class AutoManualConfig:
 
 class AutoManualMethod(Method):
     name = "automanual"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
     Config = AutoManualConfig
     needs = MethodNeeds(llm=True, support=True)
     context_use = "after the benchmark's manual in the planner's system message"
@@ -188,7 +188,8 @@ class AutoManualMethod(Method):
             "automanual_code_attempts": len(trial.attempts),
             "automanual_code_actions": [a.actions for a in trial.attempts],
             "automanual_code_errors": trial.errors, "automanual_code_refused": trial.refused,
-            "automanual_helper_errors": len(trial.helper_errors)})
+            "automanual_helper_errors": len(trial.helper_errors),
+            "automanual_misbehaved": list(trial.misbehaved)})
         if self.extra.get("automanual_end") is None:
             self.extra["automanual_end"] = "success" if outcome.success else str(outcome.status)
         self.trial = None

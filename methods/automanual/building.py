@@ -26,9 +26,10 @@ from lifebench.api import (Benchmark, ChatModel, Instance, LLMError, RoleParams,
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.api import ActionApi
+from lifebench.methods.automanual.bounds import shorten
 from lifebench.methods.automanual.rules import (OperationError, RuleSystem, Skill, SkillBank,
                                                 parse_operations)
-from lifebench.methods.automanual.sandbox import SandboxLimits
+from lifebench.methods.automanual.sandbox import SandboxLimits, SandboxUnavailable
 from lifebench.methods.automanual.trial import PlanTrial, TrialOver, helper_sources, split_reply
 
 # The roles under which each part's LLM calls are counted.
@@ -80,15 +81,6 @@ def skill_helpers(rules: RuleSystem, skill: Optional[Skill]) -> list[str]:
     if skill is not None and skill.code:
         codes.append(skill.code)
     return helper_sources(*codes)
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text` within `limit` characters: its start and its end, the middle cut."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{text[:head]}\n[... {len(text) - limit} characters left out ...]\n{text[-tail:]}"
 
 
 @dataclass
@@ -180,8 +172,8 @@ class BuildingPhase:
                     end = "the task is finished" if success else "the task ended without success"
                     trial.finish(observation, end)
                     break
-        except LLMError:
-            raise
+        except (LLMError, SandboxUnavailable):
+            raise  # the endpoint's or the machine's failure, not the env's: prepare fails
         except Exception as exc:  # noqa: BLE001 (an env that fails skips its epoch)
             self.counters["env_failures"] += 1
             self.epochs.append({"epoch": name, "instance_id": instance.instance_id,

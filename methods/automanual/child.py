@@ -14,17 +14,23 @@ helpers the parent defines, a few safe built-ins and a cut-down `re`. Before any
 `check_code` allows only the syntax a plan needs (an allow list of node types: no `match`,
 whose patterns read attributes without an attribute node, no `with`, `yield`, classes,
 imports or async), and refuses names such as `open`, `eval` or `__import__`, dunder names
-(in strings too), and any attribute outside an allow list (the public methods of str, list, dict, set, tuple, numbers, regex matches, and the
-agent's own), so `().__class__.__subclasses__()` or a generator's frame are out of reach.
+(in strings too; bound as well as loaded: `except E as __builtins__`), `return`, `break`
+and `continue` that leave a `finally`, and any attribute outside an allow list (the public
+methods of str, list, dict, set, tuple, numbers, regex matches, and the agent's own), so
+`().__class__.__subclasses__()` or a generator's frame are out of reach.
+
+Confined (`confine.py`), the process the parent starts forks the init of its PID namespace,
+which forks the plan's process (`pid_init.py`); only that one runs `main` on.
 
 Protocol: one JSON object per line. Parent -> child: {"type": "init", "actions": [...],
 "variables": {...}}, {"type": "define", "source": ...}, {"type": "run", "code": ...},
 {"type": "exit"}; while code runs, each action is sent as {"type": "action", "name",
 "args", "call"} and answered with {"type": "result", "observation", "state"}, {"type":
 "refused", "error"} (a malformed call: raised in the code as ActionError) or {"type":
-"stop", "reason"} (the task is over or the step cap is reached: the code is aborted).
-Child -> parent after each message: {"type": "ready"}, {"type": "defined", "errors"},
-{"type": "finished", "error", "printed", "stopped"}.
+"stop", "reason"} (the task is over or the step cap is reached: the child sends the
+plan's end and exits, whatever the plan would run next). Child -> parent after each
+message: {"type": "ready"}, {"type": "defined", "errors"}, {"type": "finished", "error",
+"printed", "stopped"}. Every string the child sends is valid text (`valid_text`).
 """
 
 from __future__ import annotations
@@ -140,31 +146,64 @@ def check_code(code: str, allowed: Optional[frozenset] = None) -> list[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and _DUNDER.search(node.value):
             problems.append(f"line {line}: a dunder name in a string is not allowed")
-        elif isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id.startswith("__")):
+        elif isinstance(node, ast.Name) and _forbidden_name(node.id):
             problems.append(f"line {line}: `{node.id}` is not available in the sandbox")
         elif isinstance(node, ast.Attribute) and node.attr == "format" and _plain_template(node.value):
             continue  # "go to {}".format(x): a literal template that reaches no attribute
         elif isinstance(node, ast.Attribute) and (node.attr.startswith("_") or node.attr not in allowed):
             problems.append(f"line {line}: the attribute `.{node.attr}` is not allowed"
                             + (" (use an f-string)" if node.attr == "format" else ""))
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
-            names = [a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs]
-            names += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
-            if isinstance(node, ast.FunctionDef):
-                names.append(node.name)
-            bad = [n for n in names if n.startswith("__") or n in FORBIDDEN_NAMES]
-            if bad:
-                problems.append(f"line {line}: the name `{bad[0]}` is not allowed")
         elif isinstance(node, ast.ExceptHandler) and node.type is None:
             problems.append(f"line {line}: a bare `except:` is not allowed; use `except Exception:`")
-        elif isinstance(node, ast.arg) and node.arg.startswith("__"):
-            problems.append(f"line {line}: the name `{node.arg}` is not allowed")
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bad = [n for n in node.names if n.startswith("__") or n in FORBIDDEN_NAMES]
-            if bad:
-                problems.append(f"line {line}: the name `{bad[0]}` is not allowed")
+        elif isinstance(node, ast.Try) and (exit_ := _leaves_finally(node.finalbody)) is not None:
+            problems.append(f"line {exit_.lineno}: `{type(exit_).__name__.lower()}` inside "
+                            f"`finally` is not allowed (it would swallow the exception in flight)")
+        bad = [name for name in _bound_names(node) if _forbidden_name(name)]
+        if bad:
+            problems.append(f"line {line}: the name `{bad[0]}` is not allowed")
     seen: set[str] = set()
     return [p for p in problems if not (p in seen or seen.add(p))][:8]
+
+
+def _forbidden_name(name: str) -> bool:
+    """The one rule for a name, loaded or bound: no dunder, none of FORBIDDEN_NAMES."""
+    return name.startswith("__") or name in FORBIDDEN_NAMES
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """The names `node` binds without an `ast.Name` of its own (those are checked as
+    names): a function's name, a parameter, an `except ... as` name, `global` and
+    `nonlocal` names. (An `as` name left unchecked once restored the real built-ins: the
+    handler deletes it on exit, and the next `exec` fills `__builtins__` again.)"""
+    if isinstance(node, ast.FunctionDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.ExceptHandler):
+        return [node.name] if node.name else []
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    return []
+
+
+def _leaves_finally(statements: list[ast.stmt]) -> Optional[ast.stmt]:
+    """The first `return`, `break` or `continue` among `statements` (a finally block) that
+    leaves the block: it would swallow the exception in flight, the parent's stop among
+    them. Nested functions are their own scope; loops inside the block keep their own
+    `break` and `continue`. Iterative: the child runs with a small recursion limit."""
+    stack = [(statement, False) for statement in reversed(statements)]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, ast.Return) or (isinstance(node, (ast.Break, ast.Continue))
+                                            and not in_loop):
+            return node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+        for name in ("finalbody", "orelse", "handlers", "body"):
+            for child in reversed(getattr(node, name, None) or []):
+                stack.append((child, in_loop or (loop and name == "body")))
+    return None
 
 
 def _plain_template(node: ast.AST) -> bool:
@@ -210,11 +249,6 @@ class ActionError(Exception):
     """An action call the parent could not turn into a command (raised in the plan)."""
 
 
-class StopRun(BaseException):
-    """The task is over or the step cap is reached: the rest of the plan is skipped.
-    A BaseException, so `except Exception` in a plan does not swallow it."""
-
-
 def _limit(limits: dict[str, Any]) -> None:
     try:
         import resource
@@ -236,13 +270,30 @@ def _limit(limits: dict[str, Any]) -> None:
             pass
 
 
+# A lone surrogate (`chr(0xD800)`) is a str but no text: json escapes it, and the parent's
+# prompt would then fail to encode. Every string the child sends is made valid first.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: Any) -> Any:
+    """`value` (a string, or a list or dict of them) with every lone surrogate replaced by
+    U+FFFD, as `lifebench.api.untrusted.encodable` does in the parent."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_text(item) for item in value]
+    if isinstance(value, dict):
+        return {key: valid_text(item) for key, item in value.items()}
+    return value
+
+
 class _Channel:
     def __init__(self, reader: Any, writer: Any) -> None:
         self.reader = reader
         self.writer = writer
 
     def send(self, message: dict[str, Any]) -> None:
-        self.writer.write((json.dumps(message) + "\n").encode("utf-8"))
+        self.writer.write((json.dumps(valid_text(message)) + "\n").encode("utf-8"))
         self.writer.flush()
 
     def receive(self) -> dict[str, Any]:
@@ -253,29 +304,30 @@ class _Channel:
 
 
 class _Agent:
-    """The object the plan calls `agent`: its action methods, `location` and `holding`."""
+    """The object the plan calls `agent`: its action methods, `location` and `holding`.
+    While functions are being defined again (a fresh process, `define`) it does not act:
+    a default argument or a decorator that calls it fails that definition only."""
 
     def __init__(self, channel: _Channel, actions: list[str], on_stop: Callable[[str], None]) -> None:
         self.location: Optional[str] = None
         self.holding: Optional[str] = None
         self._channel = channel
-        self._stopped: Optional[str] = None
+        self._defining = False
         self._on_stop = on_stop
         for name in actions:
             setattr(self, name, self._action(name))
 
     def _action(self, name: str) -> Callable[..., str]:
         def act(*args: Any) -> str:
-            if self._stopped is not None:
-                raise StopRun(self._stopped)
+            if self._defining:
+                raise ActionError("the agent cannot act while functions are being defined "
+                                  "(a default argument or a decorator that acts)")
             shown = ", ".join(repr(a) for a in args)
             self._channel.send({"type": "action", "name": name, "args": [str(a) for a in args],
                                 "call": f"agent.{name}({shown})"})
             reply = self._channel.receive()
             if reply.get("type") == "stop":
-                self._stopped = str(reply.get("reason") or "stopped")
-                self._on_stop(self._stopped)
-                raise StopRun(self._stopped)
+                self._on_stop(str(reply.get("reason") or "stopped"))  # does not return
             if reply.get("type") == "refused":
                 raise ActionError(str(reply.get("error")))
             state = reply.get("state") or {}
@@ -305,8 +357,6 @@ class _Child:
         self.allowed = allowed_attributes()
         self.printed: list[str] = []
         self.printed_chars = 0
-        self.stopped: Optional[str] = None
-        self.lines: dict[str, list[str]] = {}
 
     def _print(self, *args: Any, sep: str = " ", end: str = "\n") -> None:
         text = sep.join(str(a) for a in args) + end
@@ -314,8 +364,21 @@ class _Child:
             self.printed.append(text[: MAX_PRINTED - self.printed_chars])
         self.printed_chars += len(text)
 
+    def _finished(self, error: Optional[str], stopped: Optional[str] = None) -> None:
+        printed = "".join(self.printed)
+        if self.printed_chars > MAX_PRINTED:
+            printed += f"... ({self.printed_chars - MAX_PRINTED} more characters)"
+        self.channel.send({"type": "finished", "error": error, "printed": printed,
+                           "stopped": stopped})
+
     def _stop(self, reason: str) -> None:
-        self.stopped = reason
+        """The parent stopped the plan (the task is over, or the step cap is reached): its
+        end is sent and the process ends, whatever the plan would have run next (a
+        `finally` of its own, say); the parent starts a fresh process if it needs one."""
+        import os
+
+        self._finished(None, reason)
+        os._exit(0)
 
     def init(self, message: dict[str, Any]) -> None:
         actions = [str(a) for a in message.get("actions", [])]
@@ -333,6 +396,9 @@ class _Child:
     def define(self, source: str) -> None:
         """Top-level function definitions, one at a time (a broken one skips only itself)."""
         errors = []
+        agent = self.namespace.get("agent")
+        if isinstance(agent, _Agent):
+            agent._defining = True
         for piece in function_sources(source) or ([source] if source.strip() else []):
             problems = check_code(piece, self.allowed)
             if problems:
@@ -346,13 +412,12 @@ class _Child:
                 exec(compile(tree, "<helper>", "exec"), self.namespace)
             except Exception as exc:  # noqa: BLE001 (reported to the parent)
                 errors.append(_error_text(exc))
+        if isinstance(agent, _Agent):
+            agent._defining = False
         self.channel.send({"type": "defined", "errors": errors})
 
     def run(self, code: str) -> None:
-        self.printed, self.printed_chars, self.stopped = [], 0, None
-        agent = self.namespace.get("agent")
-        if isinstance(agent, _Agent):
-            agent._stopped = None
+        self.printed, self.printed_chars = [], 0
         problems = check_code(code, self.allowed)
         error: Optional[str] = None
         if problems:
@@ -364,18 +429,13 @@ class _Child:
             linecache.cache["<plan>"] = (len(code), None, code.splitlines(True), "<plan>")
             try:
                 exec(compile(code, "<plan>", "exec"), self.namespace)
-            except StopRun:
-                pass
             except RecursionError:
                 error = "RecursionError: maximum recursion depth exceeded"
             except MemoryError:
                 error = "MemoryError: the code used too much memory"
             except Exception as exc:  # noqa: BLE001 (the plan's own error: its feedback)
                 error = _error_text(exc)
-        if self.printed_chars > MAX_PRINTED:
-            self.printed.append(f"... ({self.printed_chars - MAX_PRINTED} more characters)")
-        self.channel.send({"type": "finished", "error": error, "printed": "".join(self.printed),
-                           "stopped": self.stopped})
+        self._finished(error)
 
     def serve(self) -> None:
         while True:
@@ -408,6 +468,9 @@ def main() -> None:
     import os
 
     limits = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    enter = globals().get("enter_pid_namespace")  # prepended by the parent (pid_init.py)
+    if limits.get("pid_namespace") and enter is not None:
+        enter(globals()["libc_prctl"]())  # from here on: the plan's process, PID 2
     _limit(limits)
     writer = os.fdopen(os.dup(1), "wb")
     reader = sys.stdin.buffer

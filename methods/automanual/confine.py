@@ -1,17 +1,19 @@
 """Operating-system confinement of the sandbox's child process, set up between fork and exec
 (`preexec`), on Linux:
 
-- new mount and network namespaces (as root), or a user namespace with them (as another
-  user, as `unshare -Urn` does): no network at all, not even loopback;
+- new mount, network, IPC and PID namespaces (as root), or a user namespace with them (as
+  another user, as `unshare -Urn` does): no network at all, not even loopback; no SysV or
+  POSIX IPC object shared with the host or another sandbox, and none left when it ends; no
+  process visible but its own (`pid_init.py`: the namespace's init, then the plan's process);
 - a filesystem view that holds only the interpreter's installation and the system's
   libraries, read-only, and an empty private working directory (`/work`): a tmpfs root
   built in the child's own mount namespace, then `chroot`;
 - an unprivileged uid and gid (nobody) when started as root.
 
-The child then confines itself further (`harden.py`: not dumpable, no new privileges, a
-seccomp filter) and the kernel's rlimits hold as before (`child.py`). `probe()` says, once
-per process, whether this platform allows it: a method that runs model code refuses to
-start without it unless told otherwise (`allow_unconfined`).
+The child then confines itself further (`pid_init.py`, `harden.py`: not dumpable, no new
+privileges, a seccomp filter) and the kernel's rlimits hold as before (`child.py`).
+`probe()` says, once per process, whether this platform allows it: a method that runs model
+code refuses to start without it unless told otherwise (`allow_unconfined`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from typing import Callable, Optional
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000  # for the children of the process started: pid_init.py forks them
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 _NOBODY = 65534
@@ -58,13 +62,15 @@ def _binds() -> list[str]:
 
 def preexec(root: str) -> Callable[[], None]:
     """What the child runs between fork and exec: namespaces, the read-only view under
-    `root` (an empty folder), chroot, an unprivileged uid."""
+    `root` (an empty folder), chroot, an unprivileged uid. The process then started must
+    fork to be in the new PID namespace (`pid_init.enter_pid_namespace`)."""
     binds = _binds()
 
     def confine() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         uid, gid = os.getuid(), os.getgid()
-        flags = _CLONE_NEWNS | _CLONE_NEWNET | (0 if uid == 0 else _CLONE_NEWUSER)
+        flags = _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWPID | (
+            0 if uid == 0 else _CLONE_NEWUSER)
         if libc.unshare(flags) != 0:
             raise OSError(ctypes.get_errno(), "unshare")
         if uid != 0:  # inside the user namespace: root, mapped to this user only
@@ -97,6 +103,9 @@ def popen(args: list[str], **kwargs) -> subprocess.Popen:
     root = tempfile.mkdtemp(prefix="lifebench-sandbox-")
     try:
         return subprocess.Popen(args, preexec_fn=preexec(root), **kwargs)
+    except subprocess.SubprocessError as exc:  # its text says no more than this
+        raise OSError(f"the confinement could not be set up (namespaces, the view or the "
+                      f"user): {exc}") from None
     finally:
         os.rmdir(root)
 
@@ -115,15 +124,25 @@ def probe() -> Confinement:
     if sys.platform != "linux":
         return Confinement(False, f"no OS confinement on {sys.platform} (Linux namespaces needed)")
     try:
-        proc = popen([os.path.realpath(sys.executable), "-I", "-S", "-c",
-                      "import os; print(os.getuid(), os.getcwd(), os.path.exists('/etc'))"],
+        proc = popen([os.path.realpath(sys.executable), "-I", "-S", "-c", _PROBE],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}, close_fds=True)
         out, err = proc.communicate(timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
         return Confinement(False, f"no OS confinement: {exc}")
-    if proc.returncode != 0 or out.split()[1:] != [b"/work", b"False"]:
+    if proc.returncode != 0 or out.split()[1:] != [b"/work", b"False", b"True"]:
         why = (err.decode(errors="replace").strip().splitlines() or ["it did not start"])[-1]
         return Confinement(False, f"no OS confinement: {why[:200]}")
     user = "uid nobody" if out.split()[0] == str(_NOBODY).encode() else "a user namespace"
-    return Confinement(True, f"network and mount namespaces, a read-only view of the "
-                             f"interpreter only, {user}")
+    return Confinement(True, f"PID, IPC, network and mount namespaces, a read-only view of "
+                             f"the interpreter only, {user}")
+
+
+# What the probe runs confined: its uid, its folder, whether the host's /etc is in view, and
+# whether its first child is PID 1 (a PID namespace of its own).
+_PROBE = """
+import os
+child = os.fork()
+if child == 0:
+    os._exit(0 if os.getpid() == 1 else 1)
+print(os.getuid(), os.getcwd(), os.path.exists('/etc'), os.waitpid(child, 0)[1] == 0)
+"""

@@ -7,6 +7,15 @@ next message: an action request (the code called an agent method and blocks unti
 observation is sent back) or the end of the run. A wait longer than `timeout_s` (the code
 computes without acting) kills the child: the run ends with an error, and the next run
 starts a fresh child with the helpers defined again.
+
+Two kinds of failure. A sandbox that cannot start (no namespaces, a process that ends or
+breaks its pipe before it is ready) is the machine's: `SandboxUnavailable`, one line, and
+the runner retries the episode. Whatever happens once plan code has run is the plan's: a
+child that dies, is killed, or breaks the protocol (a message that is not valid text or
+not JSON, an action while its functions are being defined, an action after it was told to
+stop, one over MAX_MESSAGE_BYTES) ends that run as killed, with the reason in
+`RunEnded.misbehaved`; the next run gets a fresh child. Nothing the child sends or fails to
+read raises out of here.
 """
 
 from __future__ import annotations
@@ -18,37 +27,50 @@ import subprocess
 import sys
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from lifebench.api.untrusted import encodable_value, parse_json
+
 from lifebench.methods.automanual import confine
+from lifebench.methods.automanual.bounds import MAX_FEEDBACK_CHARS, cut
 from lifebench.methods.automanual.child import allowed_attributes, check_code
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
 HARDEN_SOURCE = Path(__file__).with_name("harden.py")
+PID_INIT_SOURCE = Path(__file__).with_name("pid_init.py")
 # The longest message the child may send (its errors and prints are cut far below this):
 # a longer one is a misbehaving child, stopped.
 MAX_MESSAGE_BYTES = 1 << 20
-MAX_FEEDBACK_CHARS = 4_000  # of an error or a print reaching a prompt
+START_S = 10.0  # the longest a child may take to be ready, or to define its functions
+_KEPT = "variables set by earlier code are lost (its functions are defined again)"
 
 
 def child_source() -> str:
-    """child.py's source with harden.py's inside it (after its `__future__` import, which
-    must come first): the child confines itself as it starts (`child.main`)."""
+    """child.py's source with harden.py's and pid_init.py's inside it (after its
+    `__future__` import, which must come first): the child confines itself as it starts
+    (`child.main`)."""
     future = "from __future__ import annotations\n"
-    return CHILD_SOURCE.read_text().replace(future, future + HARDEN_SOURCE.read_text() + "\n", 1)
+    inserted = HARDEN_SOURCE.read_text() + "\n" + PID_INIT_SOURCE.read_text() + "\n"
+    return CHILD_SOURCE.read_text().replace(future, future + inserted, 1)
 
 
-class _Oversized(Exception):
-    """The child sent a message over MAX_MESSAGE_BYTES."""
+class SandboxUnavailable(RuntimeError):
+    """The sandbox process could not start: the machine's failure, not the plan's (the
+    runner retries the episode). Its text is one line."""
 
 
-def _cut(text: str) -> str:
-    """Text for a prompt, cut with a marker past MAX_FEEDBACK_CHARS."""
-    if len(text) <= MAX_FEEDBACK_CHARS:
-        return text
-    return text[:MAX_FEEDBACK_CHARS] + f" ... ({len(text) - MAX_FEEDBACK_CHARS} more characters cut)"
+class _Silent(Exception):
+    """No message within the time given."""
+
+
+class _Gone(Exception):
+    """The child's stream ended: the process ended or was killed."""
+
+
+class _Misbehaved(Exception):
+    """The child sent what the protocol does not allow (its text says what)."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +93,30 @@ class RunEnded:
     printed: str = ""
     stopped: Optional[str] = None  # why the parent stopped it (task over, step cap)
     killed: bool = False           # the child was killed or died: the next run starts afresh
+    misbehaved: Optional[str] = None  # how the child broke the protocol (it was killed)
 
 
 Event = Union[ActionRequest, RunEnded]
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _one_line(text: object, limit: int = 200) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+def _kill(proc: subprocess.Popen, has_init: bool) -> None:
+    """End the child and reap it. Confined, SIGTERM asks its outer process (our code, out
+    of the plan's reach) to kill the namespace's init, which ends every process in it,
+    and to reap it; SIGKILL if that does not happen in time."""
     if proc.poll() is None:
         try:
-            proc.kill()
+            if has_init:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            else:
+                proc.kill()
         except OSError:
             pass
     try:
@@ -92,6 +129,22 @@ def _kill(proc: subprocess.Popen) -> None:
                 stream.close()
         except OSError:
             pass
+
+
+def _action_request(message: dict[str, Any]) -> Optional[ActionRequest]:
+    name, args, call = message.get("name"), message.get("args", []), message.get("call", "")
+    if not (isinstance(name, str) and isinstance(call, str) and isinstance(args, list)
+            and all(isinstance(a, str) for a in args)):
+        return None
+    return ActionRequest(name, tuple(args), call)
+
+
+def _run_end(message: dict[str, Any]) -> Optional[RunEnded]:
+    error, printed, stopped = message.get("error"), message.get("printed") or "", message.get("stopped")
+    if not (isinstance(printed, str) and all(v is None or isinstance(v, str) for v in (error, stopped))):
+        return None
+    return RunEnded(error=cut(error, MAX_FEEDBACK_CHARS) if error else None,
+                    printed=cut(printed, MAX_FEEDBACK_CHARS), stopped=stopped)
 
 
 @dataclass
@@ -117,53 +170,114 @@ class CodeProcess:
 
     # -- the process
     def _start(self) -> None:
-        source = child_source()
-        limits = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s})
+        """A fresh child, ready: SandboxUnavailable when it cannot be had."""
         confined = confine.probe().available
+        limits = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
+                             "pid_namespace": confined})
         start = confine.popen if confined else subprocess.Popen
         # confined, the interpreter is reached by its real path (its installation is the
         # only folder in the child's view)
         python = os.path.realpath(sys.executable) if confined else sys.executable
-        self.proc = start(
-            [python, "-I", "-S", "-c", source, limits],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True)
-        self._finalizer = weakref.finalize(self, _kill, self.proc)
+        try:
+            self.proc = start(
+                [python, "-I", "-S", "-c", child_source(), limits],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SandboxUnavailable(f"the sandbox process could not start: "
+                                     f"{_one_line(exc)}") from None
+        self._finalizer = weakref.finalize(self, _kill, self.proc, confined)
         self._buffer = bytearray()
-        self._send({"type": "init", "actions": list(self.actions), "variables": self.variables})
-        self._expect("ready")
-        if self.helpers:
-            self._send({"type": "define", "source": "\n\n".join(self.helpers)})
-            self.helper_errors = list(self._expect("defined").get("errors") or [])
+        why = None
+        if not self._send({"type": "init", "actions": list(self.actions),
+                           "variables": self.variables}):
+            why = "its pipe broke at start"
+        else:
+            try:
+                message = self._receive(max(self.limits.timeout_s, START_S))
+                if message.get("type") != "ready":
+                    why = f"it sent {_one_line(message.get('type'), 40)!r} before it was ready"
+            except _Silent:
+                why = f"it was not ready within {max(self.limits.timeout_s, START_S):g} s"
+            except _Gone:
+                why = "it ended before it was ready"
+            except _Misbehaved as exc:
+                why = str(exc)
+        if why is not None:
+            self.close()
+            raise SandboxUnavailable(f"the sandbox process did not start: {why}")
 
-    def _ensure(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            if self.proc is not None:  # it died between runs
-                self.restarts += 1
-                self.close()
-            self._start()
+    def _define(self) -> Optional[RunEnded]:
+        """The helpers defined in the fresh child: the plans' own code runs here (default
+        arguments), so what goes wrong is the plan's: the run's end."""
+        if not self.helpers:
+            return None
+        self._send({"type": "define", "source": "\n\n".join(self.helpers)})
+        try:
+            message = self._receive(max(self.limits.timeout_s, START_S))
+        except _Silent:
+            return self._killed(f"defining the code's functions took more than "
+                                f"{max(self.limits.timeout_s, START_S):g} s")
+        except _Gone:
+            return self._killed("the code's process ended while its functions were defined")
+        except _Misbehaved as exc:
+            return self._killed("it broke the sandbox's protocol", str(exc))
+        errors = message.get("errors")
+        if message.get("type") != "defined" or not isinstance(errors, list):
+            return self._killed("it broke the sandbox's protocol",
+                                f"it sent {_one_line(message.get('type'), 40)!r} while its "
+                                f"functions were being defined")
+        self.helper_errors = [_one_line(e, 2_000) for e in errors]
+        return None
+
+    def pids(self) -> list[int]:
+        """The host's ids of the child's processes, outermost first (confined: the process
+        started, the namespace's init, the plan's process); empty when there is none."""
+        pids = [self.proc.pid] if self.proc is not None and self.proc.poll() is None else []
+        while pids:
+            try:
+                children = Path(f"/proc/{pids[-1]}/task/{pids[-1]}/children").read_text().split()
+            except OSError:
+                break
+            if not children:
+                break
+            pids.append(int(children[0]))
+        return pids
 
     def close(self) -> None:
         if self.proc is not None:
-            try:
-                if self.proc.poll() is None and self.proc.stdin is not None and not self.running:
-                    self.proc.stdin.write(b'{"type": "exit"}\n')
-                    self.proc.stdin.flush()
-            except OSError:
-                pass
+            if self.proc.poll() is None and not self.running:
+                self._send({"type": "exit"})
             if self._finalizer is not None:
                 self._finalizer()
             self.proc = None
         self.running = self.waiting = False
 
-    # -- messages
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-        self.proc.stdin.flush()
+    def _killed(self, why: str, misbehaved: Optional[str] = None) -> RunEnded:
+        """The run's end when its process is stopped or gone: the next run starts afresh."""
+        self.running = self.waiting = False
+        self.restarts += 1
+        self.close()
+        if misbehaved is not None:
+            why = f"{why} ({misbehaved})"
+        return RunEnded(error=f"Execution stopped: {why}; {_KEPT}", killed=True,
+                        misbehaved=misbehaved)
 
-    def _receive(self, timeout_s: float) -> Optional[dict[str, Any]]:
-        """The child's next message; None when it did not answer in time or died."""
+    # -- messages
+    def _send(self, message: dict[str, Any]) -> bool:
+        """False when the child cannot be written to (it died): its end is read next."""
+        if self.proc is None or self.proc.stdin is None:
+            return False
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # a broken pipe, or a pipe already closed
+            return False
+        return True
+
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        """The child's next message: _Silent when none came in time, _Gone when its stream
+        ended, _Misbehaved for a line that is not a JSON object of valid text."""
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
@@ -171,39 +285,46 @@ class CodeProcess:
         while (end := self._buffer.find(b"\n", searched)) < 0:
             searched = len(self._buffer)
             if searched > MAX_MESSAGE_BYTES:
-                raise _Oversized()
+                raise _Misbehaved(f"a message over {MAX_MESSAGE_BYTES} bytes")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return None
+                raise _Silent()
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
-                return None
+                raise _Silent()
             chunk = os.read(fd, 1 << 16)
             if not chunk:
-                return None
+                raise _Gone()
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
-        if len(line) > MAX_MESSAGE_BYTES:
-            raise _Oversized()
-        return json.loads(line.decode("utf-8"))
-
-    def _expect(self, kind: str) -> dict[str, Any]:
-        message = self._receive(max(self.limits.timeout_s, 10.0))
-        if message is None or message.get("type") != kind:
-            self.close()
-            raise RuntimeError(f"the sandbox process did not start (expected {kind!r}, got {message!r})")
+        try:
+            message = parse_json(line, max_chars=MAX_MESSAGE_BYTES)
+        except ValueError as exc:
+            raise _Misbehaved(f"a message that is not JSON text: {_one_line(exc, 80)}") from None
+        if not isinstance(message, dict):
+            raise _Misbehaved("a message that is not a JSON object")
+        if encodable_value(message)[1]:
+            raise _Misbehaved("a message that is not valid text (a lone surrogate)")
         return message
 
     # -- runs
     def run(self, code: str) -> Optional[RunEnded]:
-        """Start a plan; its end when it cannot run (refused by the checker), else None
-        (read its events with `next_event`)."""
+        """Start a plan; its end when it cannot run (refused by the checker, or its
+        functions could not be defined in a fresh process), else None (read its events
+        with `next_event`). SandboxUnavailable when no process can be started."""
         problems = check_code(code, self.allowed)
         if problems:
             return RunEnded(error="Refused: " + "; ".join(problems))
-        self._ensure()
-        self._send({"type": "run", "code": code})
+        if self.proc is None or self.proc.poll() is not None:
+            if self.proc is not None:  # it died between runs
+                self.restarts += 1
+                self.close()
+            self._start()
+            ended = self._define()
+            if ended is not None:
+                return ended
+        self._send({"type": "run", "code": code})  # a child that died is read as such next
         self.running, self.waiting = True, False
         return None
 
@@ -212,33 +333,25 @@ class CodeProcess:
         assert self.running and not self.waiting
         try:
             message = self._receive(self.limits.timeout_s)
-        except _Oversized:
-            self.running = False
-            self.restarts += 1
-            self.close()
-            return RunEnded(error=f"Execution stopped: the code's output passed "
-                                  f"{MAX_MESSAGE_BYTES} bytes; variables set by earlier code are "
-                                  f"lost (its functions are defined again)", killed=True)
-        if message is None:
-            died = self.proc is not None and self.proc.poll() is not None
-            self.running = False
-            self.restarts += 1
-            self.close()
-            error = ("the code's process ended (it went over its memory or CPU limit)" if died
-                     else f"the code computed for more than {self.limits.timeout_s:g} s without "
-                          f"acting and was stopped (an endless loop?)")
-            return RunEnded(error=f"Execution stopped: {error}; variables set by earlier "
-                                  f"code are lost (its functions are defined again)",
-                            killed=True)
-        if message.get("type") == "action":
+        except _Silent:
+            return self._killed(f"the code computed for more than {self.limits.timeout_s:g} s "
+                                f"without acting and was stopped (an endless loop?)")
+        except _Gone:
+            return self._killed("the code's process ended (it went over its memory or CPU "
+                                "limit, or was killed)")
+        except _Misbehaved as exc:
+            return self._killed("it broke the sandbox's protocol", str(exc))
+        kind = message.get("type")
+        event = (_action_request(message) if kind == "action" else
+                 _run_end(message) if kind == "finished" else None)
+        if event is None:
+            return self._killed("it broke the sandbox's protocol",
+                                f"a malformed or unexpected message {_one_line(kind, 40)!r}")
+        if isinstance(event, ActionRequest):
             self.waiting = True
-            return ActionRequest(str(message.get("name")), tuple(str(a) for a in message.get("args", [])),
-                                 str(message.get("call", "")))
-        self.running = False
-        error = message.get("error")
-        return RunEnded(error=_cut(str(error)) if error else None,
-                        printed=_cut(str(message.get("printed") or "")),
-                        stopped=message.get("stopped"))
+        else:
+            self.running = False
+        return event
 
     def answer(self, observation: str, state: Optional[dict[str, Any]] = None) -> None:
         assert self.waiting
@@ -252,15 +365,17 @@ class CodeProcess:
 
     def stop(self, reason: str) -> RunEnded:
         """Abort the running plan (the task is over, or the step cap is reached) and read its
-        end; a plan that does not end in time is killed."""
-        if self.waiting:
-            self.waiting = False
-            self._send({"type": "stop", "reason": reason})
-        while self.running:
+        end: the child sends it and exits at once, whatever the plan would run next. A
+        child that acts again, or does not answer in time, is killed."""
+        if self.running and not self.waiting:  # it computes: its next action, or its end
             event = self.next_event()
-            if isinstance(event, ActionRequest):  # it caught the stop and tried again
-                self.waiting = False
-                self._send({"type": "stop", "reason": reason})
-                continue
-            return RunEnded(event.error, event.printed, reason, event.killed)
-        return RunEnded(stopped=reason)
+            if isinstance(event, RunEnded):
+                return replace(event, stopped=reason)
+        if not self.running:
+            return RunEnded(stopped=reason)
+        self.waiting = False
+        self._send({"type": "stop", "reason": reason})
+        event = self.next_event()
+        if isinstance(event, ActionRequest):  # only code past the checks can act again
+            event = self._killed("it did not stop when told", "an action after the stop")
+        return replace(event, stopped=reason)

@@ -10,6 +10,10 @@ The sandbox process blocks on every action, so the harness's loop (testing) and 
 building loop (`building.py`, on a real env of a support instance) drive the very same
 code; every step is theirs. At most `max_actions` actions are played in all: the plan
 that asks for one more is stopped and the trial is over.
+
+What a plan puts into prompts, trajectories and records is bounded (`bounds.py`): an
+action's call and command at 2,000 characters each, everything one run shows the Planner
+at 16,000.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from lifebench.api import ChatModel, RoleParams, mark_history
 
 from lifebench.methods.automanual import prompts
 from lifebench.methods.automanual.api import ActionApi, ActionLog, AgentState
+from lifebench.methods.automanual.bounds import MAX_ACTION_CHARS, MAX_RUN_CHARS, cut, shorten
 from lifebench.methods.automanual.child import function_sources
 from lifebench.methods.automanual.sandbox import (ActionRequest, CodeProcess, RunEnded,
                                                   SandboxLimits)
 
 OBSERVATION_CHARS = 800  # of one observation in the feedback
+_CUT_MARKER_CHARS = 48  # what `shorten` adds where it cuts
 
 
 class TrialOver(Exception):
@@ -83,6 +89,7 @@ class PlanTrial:
         self.refused = 0           # plans the checker refused
         self.errors = 0            # plans that ended with an error
         self.helper_errors: list[str] = []
+        self.misbehaved: list[str] = []  # how plans' processes broke the sandbox's protocol
 
     # -- the loop's side
     def advance(self, observation: str) -> str:
@@ -112,11 +119,12 @@ class PlanTrial:
                     self._end(reason)
                     raise TrialOver(reason)
                 try:
-                    command = self.api.command(request.name, request.args)
+                    command = cut(self.api.command(request.name, request.args), MAX_ACTION_CHARS)
                 except ValueError as exc:
                     self.process.refuse(str(exc))
                     continue
-                self.pending = ActionLog(request.call, command, attempt=len(self.attempts))
+                self.pending = ActionLog(cut(request.call, MAX_ACTION_CHARS), command,
+                                         attempt=len(self.attempts))
                 self.attempts[-1].actions += 1
                 return command
             ended, event = event, None
@@ -172,6 +180,8 @@ class PlanTrial:
     def _record_end(self, ended: RunEnded) -> None:
         attempt = self.attempts[-1]
         attempt.error = ended.error
+        if ended.misbehaved:
+            self.misbehaved.append(ended.misbehaved)
         if ended.killed and self.process is not None:
             # a fresh process comes next: the functions of the plans so far are defined again
             self.process.helpers = helper_sources(*(a.code for a in self.attempts),
@@ -183,27 +193,31 @@ class PlanTrial:
         attempt.feedback = self._feedback(ended)
 
     def _feedback(self, ended: RunEnded) -> str:
-        lines = [prompts.FEEDBACK_HEADER.format(attempt=len(self.attempts))]
+        """What the run did, within MAX_RUN_CHARS: the actions' lines give way (their
+        middle cut) to the error, the prints and the end, each bounded on its own."""
+        header = prompts.FEEDBACK_HEADER.format(attempt=len(self.attempts))
         new = self.log[self.reported:]
         self.reported = len(self.log)
-        if not new:
-            lines.append(prompts.FEEDBACK_NO_ACTIONS)
+        lines = []
         for number, entry in enumerate(new, start=len(self.log) - len(new) + 1):
             observation = " ".join(entry.observation.split())
             if len(observation) > OBSERVATION_CHARS:
                 observation = observation[:OBSERVATION_CHARS] + " ..."
             lines.append(f"obs_{number}: Act: {entry.call} -> {entry.command!r}. Obs: {observation}")
+        tail = []
         if ended.error and not ended.stopped:
-            lines.append(prompts.FEEDBACK_ERROR.format(error=ended.error))
+            tail.append(prompts.FEEDBACK_ERROR.format(error=ended.error))
         if ended.printed.strip():
-            lines.append(prompts.FEEDBACK_PRINTED.format(printed=ended.printed.rstrip()))
+            tail.append(prompts.FEEDBACK_PRINTED.format(printed=ended.printed.rstrip()))
         if self.state.tracked:
-            lines.append(self.state.describe())
+            tail.append(self.state.describe())
         if ended.stopped:
-            lines.append(f"The code was stopped: {ended.stopped}.")
+            tail.append(f"The code was stopped: {ended.stopped}.")
         else:
-            lines.append(prompts.FEEDBACK_NOT_DONE)
-        return "\n".join(lines)
+            tail.append(prompts.FEEDBACK_NOT_DONE)
+        room = MAX_RUN_CHARS - len(header) - sum(len(t) + 1 for t in tail) - 1 - _CUT_MARKER_CHARS
+        actions = shorten("\n".join(lines), max(room, 1_000)) if lines else prompts.FEEDBACK_NO_ACTIONS
+        return "\n".join([header, actions, *tail])
 
     def _conversation(self) -> list[dict[str, Any]]:
         """The Planner's conversation as sent: the rules, the skill and the task stay, and

@@ -13,6 +13,7 @@ import pytest
 from lifebench.methods.automanual.api import GENERIC
 from lifebench.methods.automanual.child import check_code
 from lifebench.methods.automanual.sandbox import CodeProcess, RunEnded, SandboxLimits
+from sandbox_checks import run_confined
 
 MALICIOUS = [
     "import os\nos.system('echo pwned')",
@@ -44,6 +45,24 @@ MALICIOUS = [
     "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    f = e.__traceback__.tb_frame.f_back.f_globals",
     "__import__('socket').create_connection(('example.com', 80))",
     "agent.look.__self__",
+    # every binding follows the rules of a load: an `as` name once restored the real
+    # built-ins (the handler deletes it on exit; the next exec fills `__builtins__` again)
+    "try:\n    1 / 0\nexcept ZeroDivisionError as __builtins__:\n    pass",
+    "try:\n    1 / 0\nexcept ZeroDivisionError as eval:\n    pass",
+    "for __builtins__ in [0]:\n    pass",
+    "if (__builtins__ := 0):\n    pass",
+    "def f():\n    global __builtins__\n    __builtins__ = 0",
+    "def f():\n    x = 1\n    def g():\n        nonlocal x\n        global open\n    return g",
+    "def open():\n    pass",
+    "def f(__builtins__=None):\n    pass",
+    "def f(*, exec=None):\n    pass",
+    "g = lambda compile: compile",
+    "xs = [0 for __class__ in range(2)]",
+    # a `return`, `break` or `continue` leaving a `finally` swallows the exception in flight
+    "def f():\n    try:\n        agent.act('look')\n    finally:\n        return 1",
+    "while True:\n    try:\n        agent.act('look')\n    finally:\n        break",
+    "for i in range(3):\n    try:\n        agent.act('look')\n    finally:\n        if i:\n            continue",
+    "for i in range(3):\n    try:\n        pass\n    finally:\n        for j in [1]:\n            pass\n        else:\n            break",
 ]
 
 
@@ -72,27 +91,6 @@ def test_the_sandbox_output_reaching_a_prompt_is_capped():
         assert len(ended.printed) < 4_200 and "more characters" in ended.printed
     finally:
         process.close()
-
-
-def run_confined(plan: str) -> list[str]:
-    """`plan`, unchecked, run as the sandbox's child runs: in the namespaces, the read-only
-    view of the interpreter, as nobody, hardened. Its printed lines."""
-    import os
-    import subprocess
-    import sys
-
-    from lifebench.methods.automanual import confine
-    from lifebench.methods.automanual.sandbox import HARDEN_SOURCE
-
-    confinement = confine.probe()
-    if not confinement.available:
-        pytest.skip(confinement.description)
-    source = HARDEN_SOURCE.read_text() + "\nharden_in_force = harden()\n" + plan
-    proc = confine.popen([os.path.realpath(sys.executable), "-I", "-S", "-c", source],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}, close_fds=True)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err.decode()
-    return out.decode().splitlines()
 
 
 ESCAPED_PLAN = """
@@ -170,7 +168,9 @@ EXHAUSTING = [
 
 
 def test_plans_that_exhaust_time_memory_or_the_stack_end_as_their_own_errors():
-    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=1.5))
+    # 512 MB: the billion-wide format fails at its first allocation, not after filling a
+    # gigabyte, which under load took longer than the time cap
+    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=1.5, memory_mb=512))
     try:
         for code, outcome in EXHAUSTING:
             assert check_code(code) == [], code  # past the checks: the limits must hold
