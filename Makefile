@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_OUT ?= results/bench
 WORKERS ?=
-# Data no package registry ships (ALFWorld, TextWorld cooking): this workspace's shared
-# folder unless LIFEBENCH_DATA is set (see README, Data).
+# Data no package registry ships (ALFWorld's games, TextWorld's IGE games, Crafter's
+# published scores): this workspace's shared folder unless LIFEBENCH_DATA is set; set but
+# empty, the per-user cache `lifebench data fetch` fills (docs/data.md).
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
@@ -32,22 +33,28 @@ $(STAMP): pyproject.toml setup.py
 # the whole headline splits (the others refused: no model given), then, when an endpoint is
 # given, every method on the first BENCH_LLM_LIMIT instances with
 # preparation at each method's smoke scale (--smoke; the grid table marks those cells),
-# Crafter at BALROG's episode length. A benchmark whose data is missing is skipped with a
-# line saying how to get it; a cell that cannot run is refused with its reason.
+# Crafter at BALROG's episode length. First, `lifebench data fetch` gets the data no
+# package registry ships (one line per benchmark; LIFEBENCH_MIRROR, LIFEBENCH_OFFLINE=1):
+# a benchmark whose data cannot be had is skipped in that one line (what failed, the
+# command to retry), and the others run; a cell that cannot run is refused with its reason.
 BENCH_LLM_LIMIT ?= 10
 BENCH_CRAFTER_LENGTH ?= 2000
 GRID = $(BIN)/lifebench grid specs/grid.toml $(if $(WORKERS),--workers $(WORKERS),)
 ENDPOINT = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL"
 
 bench: install
-	$(GRID) --out $(BENCH_OUT)
-	@if [ -n "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
-		$(GRID) --smoke --limit $(BENCH_LLM_LIMIT) --benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH) \
+	@ready=$$($(BIN)/lifebench data fetch all --print-ready); \
+	if [ -z "$$ready" ]; then echo "make bench: no benchmark can run (the lines above say why)"; exit 0; fi; \
+	set -e; \
+	$(GRID) --benchmark "$$ready" --out $(BENCH_OUT); \
+	if [ -n "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
+		case ",$$ready," in *,crafter,*) length="--benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH)";; *) length="";; esac; \
+		$(GRID) --benchmark "$$ready" --smoke --limit $(BENCH_LLM_LIMIT) $$length \
 			$(ENDPOINT) --out $(BENCH_OUT); \
 	else \
 		echo "make bench: to also run every LLM method, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
-	fi
-	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md
+	fi; \
+	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md; \
 	$(BIN)/lifebench compare $(BENCH_OUT) --metric success --metric score \
 		--output $(BENCH_OUT)/comparisons.md
 

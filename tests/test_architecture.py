@@ -24,6 +24,7 @@ LAYERS = {
     "lifebench.config": 2,
     "lifebench.llm": 3, "lifebench.store": 3,
     "lifebench.runner": 4,
+    "lifebench.data": 4,
     "lifebench.leaderboard": 5, "lifebench.testing": 5,
     "lifebench.planning": 6,
     "lifebench.cli": 7,

@@ -1,15 +1,21 @@
 """ALFWorld (Shridhar et al. 2021), text mode, as a lifebench benchmark: alfworld 0.4.2 and
-textworld 1.7.0 from PyPI, games from `$LIFEBENCH_DATA/alfworld` or `$ALFWORLD_DATA`."""
+textworld 1.7.0 from PyPI, games from the data home's `alfworld/` (`lifebench data fetch
+alfworld`), `$ALFWORLD_DATA` or alfworld's own cache."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import sys
+from typing import TYPE_CHECKING, Any, Optional
 
 from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
                            few_shot_base, few_shot_splits, partition_few_shot, unknown_name)
 
-from lifebench.benchmarks.alfworld.data import SPLITS, game_hash, read_game, split_dir
+from lifebench.benchmarks.alfworld.data import (FETCH, NO_WALKTHROUGH, REFETCH, SPLITS,
+                                                game_problem, split_dir)
 from lifebench.benchmarks.manifests import read_manifest, sha256_file
+
+if TYPE_CHECKING:
+    from lifebench.api.data import RemoteData
 
 
 # The test split partitioned for methods that adapt before testing: the first 2 games of
@@ -73,24 +79,36 @@ class AlfworldBenchmark(Benchmark):
         if split not in SPLITS:
             raise unknown_name("split of alfworld", split, self.splits())
         root = split_dir(split)
-        out = []
+        out, unguided = [], []
         for row in read_manifest(self.name, split):
             instance_id = row["instance_id"]
             path = root / instance_id / "game.tw-pddl"
             if not path.is_file():
                 raise UserError(f"ALFWorld game {instance_id!r} of {split!r} is missing under "
-                                f"{root}; the data is incomplete: download it again "
-                                f"(`alfworld-download`) or point LIFEBENCH_DATA elsewhere")
-            # A different file is fine if it holds the same game (e.g. without a walkthrough).
-            if sha256_file(path) != row["file_sha256"] and \
-                    game_hash(read_game(path)) != row["game_sha256"]:
-                raise UserError(f"ALFWorld game {instance_id!r} under {root} is not the game "
-                                f"of lifebench's {split!r} split (another data release?); use "
-                                f"the data of alfworld 0.4.2 (`alfworld-download`)")
+                                f"{root}; the data is incomplete: run `{FETCH}`, or point "
+                                f"LIFEBENCH_DATA elsewhere")
+            if sha256_file(path) != row["file_sha256"]:
+                # Other bytes may hold the same game; one without a walkthrough still runs.
+                problem = game_problem(path.read_bytes(), row)
+                if problem == NO_WALKTHROUGH:
+                    unguided.append(instance_id)
+                elif problem:
+                    raise UserError(f"ALFWorld game {instance_id!r} under {root} is {problem}; "
+                                    f"run `{REFETCH}` to get lifebench's games")
             metadata = {k: v for k, v in row.items()
                         if k not in ("instance_id", "file_sha256", "game_sha256")}
             out.append(Instance(instance_id=instance_id, metadata=metadata, payload=path))
+        if unguided:
+            print(f"lifebench: warning: {len(unguided)} ALFWorld game(s) of {split!r} under "
+                  f"{root} are {NO_WALKTHROUGH}, e.g. {unguided[0]!r}; run `{REFETCH}` to get "
+                  f"them with their walkthroughs", file=sys.stderr)
         return out
+
+    def remote_data(self) -> RemoteData:
+        """The games of every split, from alfworld's release archive (`lifebench data`)."""
+        from lifebench.benchmarks.alfworld.remote import remote_data
+
+        return remote_data()
 
     def make_env(self, instance: Instance, seed: int) -> Any:
         from lifebench.benchmarks.alfworld.env import AlfworldEnv

@@ -1,8 +1,10 @@
-"""ALFWorld's games on disk: where they are, and what each trial folder says about its task.
+"""ALFWorld's games on disk: where they are, what each trial folder says about its task, and
+whether a game file is the one lifebench's split pins.
 
 Layout (the one `ALFWORLD_DATA` has upstream): `json_2.1.1/<split>/<task folder>/<trial>/
 game.tw-pddl`. The task folder's name is ALFRED's `<task type>-<object>-<movable
-receptacle>-<receptacle>-<scene>`.
+receptacle>-<receptacle>-<scene>`. Looked for in the data home's `alfworld/` (what
+`lifebench data fetch alfworld` fills), then `$ALFWORLD_DATA`, then alfworld's own cache.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from lifebench.api.data import fetch_command
 
 from lifebench.benchmarks.datadirs import find_data_dir
 
@@ -30,7 +34,11 @@ TASK_TYPES = {
 }
 
 
-def _upstream_dirs() -> list[Path]:
+FETCH = fetch_command("alfworld")
+REFETCH = fetch_command("alfworld", force=True)
+
+
+def upstream_dirs() -> list[Path]:
     """Where alfworld itself looks: `$ALFWORLD_DATA`, else its default cache."""
     dirs = []
     if os.environ.get("ALFWORLD_DATA"):
@@ -42,10 +50,10 @@ def _upstream_dirs() -> list[Path]:
 def data_root(split: str) -> Path:
     """The folder holding `json_2.1.1/<split>`. Raises UserError naming the fix."""
     return find_data_dir(
-        "alfworld", _upstream_dirs(), lambda p: (p / JSON_DIR / split).is_dir(),
-        f"ALFWorld's games for {split!r} are needed: set LIFEBENCH_DATA to a folder holding "
-        f"alfworld/{JSON_DIR}/, or ALFWORLD_DATA to alfworld's data folder, or run "
-        f"`alfworld-download` (pip install alfworld)")
+        "alfworld", upstream_dirs(), lambda p: (p / JSON_DIR / split).is_dir(),
+        f"ALFWorld's games for {split!r} are needed: run `{FETCH}`, or set LIFEBENCH_DATA to "
+        f"a folder holding alfworld/{JSON_DIR}/, or ALFWORLD_DATA to the folder that "
+        f"alfworld 0.4.2's `alfworld-download` filled")
 
 
 def split_dir(split: str) -> Path:
@@ -76,3 +84,41 @@ def game_hash(game: dict[str, Any]) -> str:
 def walkthrough(game: dict[str, Any]) -> list[str]:
     steps = game.get("walkthrough") or []
     return list(steps) if isinstance(steps, list) else []
+
+
+# What alfworld wrote before release 0.4.0 (`alfworld-download` keeps such files unless
+# forced): the grammar's "put {o} in/on {r}" where the games now say "move {o} to {r}", and
+# a domain without the `help` action.
+OLD_GRAMMAR = "put {o} in/on {r}"
+HELP_ACTION = "(:action help"
+OLD_FORMAT = ("in the format of alfworld before 0.4.0 (its grammar says `put {o} in/on {r}`, "
+              "its domain has no `help` action)")
+NO_WALKTHROUGH = ("without a walkthrough (the oracle would play the PDDL planner's plan "
+                  "instead, and its transcripts would change)")
+
+
+def is_old_format(game: dict[str, Any]) -> bool:
+    return OLD_GRAMMAR in str(game.get("grammar", "")) and \
+        HELP_ACTION not in str(game.get("pddl_domain", ""))
+
+
+def game_problem(data: bytes, row: dict[str, Any]) -> Optional[str]:
+    """Why a game file whose bytes are not the pinned ones is not the split's game (None:
+    it is, with the same walkthrough length): old format, another game, no walkthrough."""
+    try:
+        game = json.loads(data)
+        if not isinstance(game, dict):
+            raise ValueError
+        if is_old_format(game):
+            return OLD_FORMAT
+        same = game_hash(game) == row["game_sha256"]
+    except (ValueError, KeyError, TypeError):
+        return "not a game file"
+    if not same:
+        return "not the game of lifebench's split (another data release?)"
+    steps = walkthrough(game)
+    if not steps:
+        return NO_WALKTHROUGH
+    if len(steps) != row["walkthrough_length"]:
+        return "with another walkthrough than the one the split was made with"
+    return None

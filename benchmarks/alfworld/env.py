@@ -89,6 +89,8 @@ class AlfworldEnv(PooledEngineEnv):
         engine = self._require()
         if engine.walkthrough:
             return list(engine.walkthrough)
+        # Never silent: the planner's plan is not the walkthrough the split was made with.
+        self.extra["walkthrough"] = "missing: the PDDL planner's plan was used"
 
         def plan() -> list[str]:
             speedups.load_planner_task(engine._pddl_state)

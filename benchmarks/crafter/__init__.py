@@ -9,8 +9,10 @@ from typing import Any
 from lifebench.api import (Benchmark, ContextSchema, Instance, InstanceFacts, UserError,
                            unknown_name)
 
+from lifebench.api.data import RemoteData
 from lifebench.benchmarks.crafter.reporting import (CRAFTER_SCORE, CRAFTER_SCORE_CI,
-                                                    achievement_tables, published_tables)
+                                                    achievement_tables, published_tables,
+                                                    score_file_data)
 from lifebench.benchmarks.manifests import read_manifest
 
 SPLITS = ("seeds-100", "seeds-1000", "seeds-support")
@@ -64,6 +66,10 @@ class CrafterBenchmark(Benchmark):
 
     def splits(self) -> list[str]:
         return list(SPLITS)
+
+    def remote_data(self) -> RemoteData:
+        """The published random agent's scores, for its report (`lifebench data`)."""
+        return score_file_data()
 
     def check_available(self) -> None:
         try:

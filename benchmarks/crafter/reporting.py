@@ -10,16 +10,18 @@ together), seeded so that a table prints the same interval every time.
 Besides the score columns, the leaderboard gets a table of every achievement's rate per
 cell and, for the `random` method at Crafter's full episode length, a comparison with the
 published random agent: the paper's score (1.6), the official score file's (1.55), and,
-when that file is at `$LIFEBENCH_DATA/crafter/crafter_noreward-random.json` (the Crafter
-repository's `scores/crafter_noreward-random.json`), each achievement's published rate
-beside ours with its Wilson interval.
+when that file is in the data home (`crafter/crafter_noreward-random.json` under
+`$LIFEBENCH_DATA`, else the per-user cache `lifebench data fetch crafter` fills from the
+Crafter repository's `scores/`, pinned by sha256), each achievement's published rate
+beside ours with its Wilson interval. A file there whose sha256 is not the pinned one is
+still read, and the table says it is not the published file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import os
 from collections import defaultdict
 from pathlib import Path
 from statistics import fmean
@@ -28,6 +30,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from lifebench.api import EpisodeRecord, Metric, Table, UserError
+from lifebench.api.data import DataFile, RemoteData, Upstream, data_home, fetch_command
 from lifebench.api.comparison import n_label
 from lifebench.api.stats import bounded_interval
 
@@ -44,6 +47,11 @@ PAPER_SCORE = 1.6          # the Crafter paper's random agent
 OFFICIAL_FILE_SCORE = 1.55  # the same agent's official score file
 PAPER_BUDGET = 1e6         # the paper scores the episodes that end within 1e6 steps
 OFFICIAL_FILE = "crafter_noreward-random.json"
+# The score file as published in danijar/crafter (`scores/`), at a commit that holds it.
+SCORES_COMMIT = "d751a98bbca8fd4494e67ea4326dca562f0800d4"
+OFFICIAL_URL = f"https://raw.githubusercontent.com/danijar/crafter/{SCORES_COMMIT}/scores/{OFFICIAL_FILE}"
+OFFICIAL_SHA256 = "05c69c6212c9cc7ab21927ec32560a03c64def0eb0c517c645d87539d0746d7f"
+DATA_FOLDER = "crafter"
 
 
 def unlocked_matrix(records: Sequence[EpisodeRecord]) -> np.ndarray:
@@ -161,9 +169,28 @@ def official_rates(path: Path, budget: float = PAPER_BUDGET) -> dict[str, float]
 
 
 def official_file() -> Optional[Path]:
-    root = os.environ.get("LIFEBENCH_DATA")
-    path = Path(root).expanduser() / "crafter" / OFFICIAL_FILE if root else None
-    return path if path is not None and path.is_file() else None
+    """The published score file in the data home, when it is there."""
+    path = data_home() / DATA_FOLDER / OFFICIAL_FILE
+    return path if path.is_file() else None
+
+
+def is_published_file(path: Path) -> bool:
+    return hashlib.sha256(path.read_bytes()).hexdigest() == OFFICIAL_SHA256
+
+
+def score_file_data() -> RemoteData:
+    """The published score file, for `lifebench data` (the benchmark runs without it): what
+    `CrafterBenchmark.remote_data` returns."""
+    upstream = Upstream(
+        name=f"the Crafter repository (danijar/crafter) at commit {SCORES_COMMIT[:7]}",
+        checked=False,
+        note=f"scores/{OFFICIAL_FILE} at this commit was seen in a stored public copy of the "
+             f"repository (the same length and first bytes as ours); it was not fetched from "
+             f"here, so the sha256 pin is that of this workspace's copy")
+    return RemoteData(
+        benchmark="crafter", folder=DATA_FOLDER, what="Crafter's published random-agent scores",
+        files=(DataFile(target=OFFICIAL_FILE, sha256=OFFICIAL_SHA256, url=OFFICIAL_URL),),
+        upstream=upstream, optional=True)
 
 
 def published_tables(records: Sequence[EpisodeRecord]) -> list[Table]:
@@ -172,13 +199,25 @@ def published_tables(records: Sequence[EpisodeRecord]) -> list[Table]:
                   and r.budget is None]
     path = official_file()
     published = official_rates(path) if path else None
+    source = _source(path)
     tables = []
     for label, rs in _cells(comparable).items():
-        tables.append(_comparison(label, rs, published))
+        tables.append(_comparison(label, rs, published, source))
     return tables
 
 
-def _comparison(label: str, records: list[EpisodeRecord], published: Optional[dict[str, float]]) -> Table:
+def _source(path: Optional[Path]) -> str:
+    """Where the published rates came from, for the table's title."""
+    if path is None:
+        return f"per-achievement published rates: run `{fetch_command('crafter')}`"
+    if is_published_file(path):
+        return f"published rates from {OFFICIAL_FILE}"
+    return (f"rates from {path}, which is not the published {OFFICIAL_FILE}: its sha256 "
+            f"differs; `{fetch_command('crafter', force=True)}` gets it")
+
+
+def _comparison(label: str, records: list[EpisodeRecord], published: Optional[dict[str, float]],
+                source: str) -> Table:
     unlocked = unlocked_matrix(records)
     per_instance = _instance_rates(records)
     headers = ["achievement", "this run %", "95% interval"]
@@ -204,8 +243,6 @@ def _comparison(label: str, records: list[EpisodeRecord], published: Optional[di
         rates = np.array([published[a] for a in ACHIEVEMENTS])
         rows.append(["published rates' score", f"{float(score_of_rates(rates)):.2f}",
                      f"{inside}/{len(ACHIEVEMENTS)} rates inside", "", ""])
-    source = f"published rates from {OFFICIAL_FILE}" if published else \
-        f"per-achievement published rates: put {OFFICIAL_FILE} in $LIFEBENCH_DATA/crafter/"
     n = n_label(len(per_instance), len(records))
     return Table.of(f"Crafter {label} (n={n}, mean length "
                     f"{fmean(r.steps for r in records):.0f}) vs the published random agent "

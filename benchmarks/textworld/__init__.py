@@ -10,6 +10,7 @@ from typing import Any, Literal, Sequence
 
 from lifebench.api import (Benchmark, ContextSchema, EpisodeRecord, Instance, InstanceFacts, Metric,
                            UserError, unknown_name)
+from lifebench.api.data import RemoteData, fetch_command
 from lifebench.benchmarks.manifests import read_manifest
 from lifebench.benchmarks.textworld import generate
 from lifebench.benchmarks.textworld.data import IGE_SPLIT, ige_games_dir, verify_games
@@ -98,7 +99,8 @@ class TextWorldBenchmark(Benchmark):
         self.check_split(split)
         if split == IGE_SPLIT:
             folder, rows = ige_games_dir(), read_manifest(self.name, IGE_SPLIT)
-            fix = "use the 25 games of Intelligent Go-Explore as they were published"
+            fix = (f"use the 25 games of Intelligent Go-Explore as they were published "
+                   f"(`{fetch_command(self.name, force=True)}` gets them)")
         else:
             folder, rows = generate.split_dir(split), generate.read_manifest(split)["games"]
             fix = generate.remake_hint(split)
@@ -107,6 +109,12 @@ class TextWorldBenchmark(Benchmark):
                          metadata={k: v for k, v in row.items() if k not in ("instance_id", "sha256")},
                          payload=folder / f"{row['instance_id']}.z8")
                 for row in rows]
+
+    def remote_data(self) -> RemoteData:
+        """IGE's 25 games from its repository at a pinned commit (`lifebench data`)."""
+        from lifebench.benchmarks.textworld.remote import remote_data
+
+        return remote_data()
 
     def make_env(self, instance: Instance, seed: int) -> Any:
         from lifebench.benchmarks.textworld.env import CookingEnv

@@ -33,6 +33,7 @@ from lifebench.api.teaching import PlanStep, Teacher, TeacherPlan, remaining_seq
 
 if TYPE_CHECKING:
     from lifebench.api.context import ContextSchema, InstanceFacts
+    from lifebench.api.data import RemoteData
 
 # A split in recipe-dependency order (How²'s curriculum ablation) is named after the split
 # it reorders: "val" -> "val.curriculum".
@@ -351,6 +352,12 @@ class Benchmark(abc.ABC):
     def instance_facts(self, env: Env) -> Optional["InstanceFacts"]:
         """The ground truth of the instance `env` plays (called after its first reset), for
         measuring contexts' coverage; None when the benchmark does not know it."""
+        return None
+
+    def remote_data(self) -> Optional["RemoteData"]:
+        """The files this benchmark needs that no package registry ships, each pinned by its
+        sha256 with where it comes from (`lifebench data` fetches and checks them); None:
+        its package holds all it needs."""
         return None
 
 

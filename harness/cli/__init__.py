@@ -13,6 +13,7 @@ from lifebench.cli.base import EXIT_INTERRUPTED, Parser, SubCommand
 from lifebench.cli.cache import Cache
 from lifebench.cli.check import Check
 from lifebench.cli.compare import Compare
+from lifebench.cli.data import Data
 from lifebench.cli.doctor import Doctor
 from lifebench.cli.export import Export
 from lifebench.cli.grid import Grid
@@ -23,8 +24,8 @@ from lifebench.cli.run import Run
 from lifebench.cli.splits import Splits
 from lifebench.cli.view import View
 
-COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Run, Grid, Doctor, Cache, Leaderboard, Compare,
-                                          Check, Export, View, New)
+COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Data, Run, Grid, Doctor, Cache, Leaderboard,
+                                          Compare, Check, Export, View, New)
 
 
 def build_parser() -> Parser:

@@ -11,6 +11,8 @@ Everything the server sends is bounded: the timeout is one deadline for the whol
 (connect, send, every read: a server that drips a byte a second is cut off at it), an
 answer larger than `max_body` bytes is refused before it is read (by its Content-Length, or
 as its chunks or its unlengthed body pass the limit), and header lines and counts are capped.
+`Endpoint.download` streams a GET's body to a sink (data files, `lifebench data`) within
+one deadline of its own, the endpoint's timeout being the longest wait for the next bytes.
 
 Why not the `openai` package, nor `http.client`: the first cost ~5 ms of CPU per call
 building a request through its typed models, the second ~0.2 ms parsing headers with the
@@ -29,7 +31,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 from urllib.parse import unquote, urlsplit
 
 from lifebench.api import cooperative
@@ -60,6 +62,32 @@ class _ClosedUnanswered(ConnectionError):
 class HTTPAnswer:
     status: int
     body: bytes
+
+
+class WriteFailure(Exception):
+    """The sink of a download could not write (a full disk); `error` is its OSError."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Sink(Protocol):
+    """Where `Endpoint.download` puts a body: told its length (None: unknown) before the
+    first bytes, then given them in pieces."""
+
+    def begin(self, length: Optional[int]) -> None: ...
+
+    def write(self, data: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    """A download's answer: its status, the bytes given to the sink (a 200's body only),
+    and where a redirect points."""
+    status: int
+    size: int
+    location: Optional[str]
 
 
 class _SocketReader(io.RawIOBase):
@@ -131,15 +159,7 @@ class Endpoint:
     def request(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> HTTPAnswer:
         """One request and its answer within the endpoint's deadline (connect to last byte)
         and byte limit."""
-        target = self.prefix + path
-        if self._proxy and not self.tls:  # a plain-HTTP proxy takes the absolute URL
-            target = f"http://{self._authority}{target}"
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._authority}"]
-        lines += [f"Content-Length: {len(body)}"] if method == "POST" else []
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        if self._proxy and not self.tls and self._proxy.authorization:
-            lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
-        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+        request = self._request_bytes(method, path, body, headers)
         deadline = time.monotonic() + self.timeout_s
         conn: Optional[_Connection] = None
         try:
@@ -162,6 +182,51 @@ class Endpoint:
                 conn.close()
             why = "an answer over the size limit" if isinstance(exc, _TooLarge) else type(exc).__name__
             raise TransportFailure(why) from None
+
+    def _request_bytes(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
+        target = self.prefix + path
+        if self._proxy and not self.tls:  # a plain-HTTP proxy takes the absolute URL
+            target = f"http://{self._authority}{target}"
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._authority}"]
+        lines += [f"Content-Length: {len(body)}"] if method == "POST" else []
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        if self._proxy and not self.tls and self._proxy.authorization:
+            lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+    def download(self, path: str, headers: dict[str, str], sink: Sink, deadline_s: float,
+                 max_bytes: int) -> Downloaded:
+        """GET the base URL + `path` on a connection of its own and stream a 200's body to
+        `sink`, all within `deadline_s` (connect to last byte); each wait for bytes is at
+        most the endpoint's timeout (a stalled server is cut off there). Other answers give
+        their status (and a redirect's `Location`), their body unread. A body over
+        `max_bytes`, or that ends before its length or last chunk (a truncated download),
+        is a TransportFailure; a sink that cannot write raises WriteFailure."""
+        request = self._request_bytes("GET", path, b"", {**headers, "Connection": "close"})
+        deadline = time.monotonic() + deadline_s
+        conn: Optional[_Connection] = None
+        try:
+            # a host that never answers the connection waits the stall time, not the deadline
+            conn = self._connect(min(deadline, time.monotonic() + self.timeout_s))
+            conn.raw.deadline = deadline
+            reader = _BoundedReads(conn, self.timeout_s)
+            conn.sock.settimeout(reader.wait())
+            conn.sock.sendall(request)
+            status, length, chunked, location = _download_head(reader)
+            if status != 200:
+                return Downloaded(status, 0, location)
+            if length is not None and length > max_bytes:
+                raise _TooLarge(f"an answer of {length} bytes, over the limit of {max_bytes}")
+            _write(sink.begin, length)
+            size = _stream_body(reader, length, chunked, max_bytes, sink)
+            return Downloaded(status, size, location)
+        except (socket.timeout, TimeoutError):
+            raise TransportTimeout() from None
+        except (OSError, ValueError) as exc:
+            raise TransportFailure(_download_failure(exc)) from None
+        finally:
+            if conn is not None:
+                conn.close()
 
     def _exchange(self, conn: _Connection, request: bytes, deadline: float) -> HTTPAnswer:
         conn.raw.deadline = deadline
@@ -321,6 +386,112 @@ def _exactly(reader: Any, size: int) -> bytes:
     if len(data) != size:
         raise ConnectionError("closed in the middle of an answer")
     return data
+
+
+_STREAM_PIECE = 1 << 16
+
+
+class _BoundedReads:
+    """A connection's reader whose every read that may block waits at most the stall time
+    and never past the deadline (outside a hub a read blocks for the socket's timeout: it
+    is set before each one)."""
+
+    def __init__(self, conn: _Connection, stall_s: float) -> None:
+        self.conn = conn
+        self.stall_s = stall_s
+
+    def wait(self) -> float:
+        return min(self.stall_s, _left(self.conn.raw.deadline))
+
+    def readline(self, limit: int) -> bytes:
+        self.conn.sock.settimeout(self.wait())
+        return self.conn.reader.readline(limit)
+
+    def read1(self, size: int) -> bytes:
+        self.conn.sock.settimeout(self.wait())
+        return self.conn.reader.read1(size)
+
+
+class _Truncated(ConnectionError):
+    """A download's connection closed before its body's end."""
+
+
+def _download_head(reader: _BoundedReads) -> tuple[int, Optional[int], bool, Optional[str]]:
+    """A download's answer head: (status, content length, chunked, Location)."""
+    while True:
+        lines = _head_lines(reader)
+        status, length, chunked, _ = _parse_head(lines)
+        if status >= 200:
+            location = next((value.strip().decode("latin-1") for name, _, value in
+                             (line.partition(b":") for line in lines[1:])
+                             if name.strip().lower() == b"location"), None)
+            return status, length, chunked, location
+
+
+def _stream_body(reader: _BoundedReads, length: Optional[int], chunked: bool, max_bytes: int,
+                 sink: Sink) -> int:
+    """Copy a body to `sink` piece by piece; the bytes copied."""
+    if chunked:
+        total = 0
+        while True:
+            size_line = reader.readline(_LINE_MAX).split(b";")[0].strip()
+            if not size_line:
+                raise _Truncated("the connection closed in the middle of the download")
+            size = int(size_line[:16], 16) if len(size_line) <= 16 else max_bytes + 1
+            if size == 0:
+                return total
+            if total + size > max_bytes:
+                raise _TooLarge(f"a chunked answer over the limit of {max_bytes} bytes")
+            total += _copy_exactly(reader, size, sink)
+            reader.readline(_LINE_MAX)  # the chunk's line end
+    if length is not None:
+        return _copy_exactly(reader, length, sink)
+    total = 0
+    while True:  # no length: the body ends with the connection
+        piece = reader.read1(_STREAM_PIECE)
+        if not piece:
+            return total
+        total += len(piece)
+        if total > max_bytes:
+            raise _TooLarge(f"an answer over the limit of {max_bytes} bytes")
+        _write(sink.write, piece)
+
+
+def _copy_exactly(reader: _BoundedReads, size: int, sink: Sink) -> int:
+    left = size
+    while left:
+        piece = reader.read1(min(left, _STREAM_PIECE))
+        if not piece:
+            raise _Truncated(f"the connection closed after {size - left:,} of {size:,} bytes")
+        _write(sink.write, piece)
+        left -= len(piece)
+    return size
+
+
+def _write(to: Any, value: Any) -> None:
+    """Give the sink `value` (`to` is its `write` or `begin`); its OSError is the disk's
+    failure, not the connection's."""
+    try:
+        to(value)
+    except OSError as exc:
+        raise WriteFailure(exc) from None
+
+
+def _download_failure(exc: BaseException) -> str:
+    """What went wrong, in words a one-line error can use."""
+    if isinstance(exc, (_TooLarge, _Truncated)):
+        return str(exc)
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "unknown host"
+    if isinstance(exc, _ClosedUnanswered):
+        return "the server closed the connection without answering"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS failed ({exc.reason or exc})"
+    if isinstance(exc, ValueError):
+        return "not an HTTP answer"
+    return exc.strerror or type(exc).__name__ if isinstance(exc, OSError) else type(exc).__name__
 
 
 def _tunnel(sock: socket.socket, authority: str, authorization: Optional[str]) -> None:

@@ -211,7 +211,9 @@ def test_upstream_location_and_a_game_without_walkthrough(cli, tmp_path):
     instance = AlfworldBenchmark().instances("valid_unseen")[0]
     replace_game(root, "valid_unseen", instance.instance_id, lambda g: g.pop("walkthrough"))
     out = tmp_path / "out"
-    environ = {"LIFEBENCH_DATA": "", "ALFWORLD_DATA": str(root)}
+    # an empty LIFEBENCH_DATA means the per-user cache, read first: a fresh HOME has none
+    environ = {"LIFEBENCH_DATA": "", "ALFWORLD_DATA": str(root), "HOME": str(tmp_path),
+               "XDG_CACHE_HOME": ""}
     result = cli("run", "--no-progress", "--benchmark", "alfworld", "--method", "oracle",
                  "--instances", instance.instance_id, "--workers", "0", "--out", str(out),
                  env=environ)
@@ -227,6 +229,7 @@ def test_a_different_game_is_refused(cli, tmp_path):
                  lambda g: g.update(pddl_problem=g["pddl_problem"].replace("(:init", "(:init ", 1)))
     result = cli("run", "--no-progress", "--benchmark", "alfworld", "--method", "oracle",
                  "--limit", "1", "--out", str(tmp_path / "out"),
-                 env={"LIFEBENCH_DATA": "", "ALFWORLD_DATA": str(root)})
+                 env={"LIFEBENCH_DATA": "", "ALFWORLD_DATA": str(root), "HOME": str(tmp_path),
+                      "XDG_CACHE_HOME": ""})
     assert result.returncode == 2
     assert instance.instance_id in result.stderr and "not the game" in result.stderr
