@@ -39,7 +39,7 @@ def leaderboard_report(directories: list[str | Path], fmt: str = "markdown",
     headline = headline_table(records, manifests_of(directories), trials, fmt, baseline)
     tables = ([headline] if headline else []) + (benchmark_tables(records, trials) + model_tables(records, trials)
               + plugin_tables(results) + per_task_tables(records, trials) + budget_tables(records, trials))
-    planned = plan_table(directories, records)
+    planned = plan_table(directories)
     tables += [planned] if planned else []
     text = "\n\n".join(render_titled(table, fmt) for table in tables)
     if plots is not None:

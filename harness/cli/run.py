@@ -69,16 +69,18 @@ def tool_protocol(config: RunConfig, values: dict, args: argparse.Namespace,
     protocol was chosen (`--llm-tool-protocol`, a spec's `llm_tool_protocol`), in order: the
     doctor's profile of this model at this endpoint (`lifebench doctor`); the decision an
     earlier run into the same --out recorded (a resumed run keeps it); else one tiny probe
-    offering a tool (not under --plan, --cache replay or --no-probe). A server without tool
-    calling makes those methods describe their tools in the prompt (the text protocol),
-    said in one line; the protocol is part of their streams' identity, so their records
-    never pool with native ones."""
+    offering a tool (not under --plan without --pilot, --cache replay or --no-probe). A
+    server without tool calling makes those methods describe their tools in the prompt (the
+    text protocol), said in one line; the protocol is part of their streams' identity, so
+    their records never pool with native ones."""
     chosen = "llm_tool_protocol" in values or getattr(args, TOOL_PROTOCOL_DEST, None) is not None
     if chosen or config.llm.tool_protocol != "native" or not _offers_tools(config) \
             or not config.model or not config.llm.base_url:
         return config, None
     decision = _decided(config, execution)
-    if decision is None and not args.plan and execution.probe and config.llm.cache != "replay":
+    # a plan sends nothing to the endpoint, but its pilot plays there as the run will
+    sends = not args.plan or args.pilot is not None
+    if decision is None and sends and execution.probe and config.llm.cache != "replay":
         key = (config.model, config.llm.base_url)
         if key not in _PROBED:  # once per process: the parts of a spec share it
             _PROBED[key] = probe_tools(config.model, config.llm)
@@ -140,10 +142,16 @@ def chosen_parts(parts: list, wanted: "str | None") -> list:
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
-    plan = parser.add_argument_group("planning (--plan: nothing is sent to the endpoint)")
+    plan = parser.add_argument_group("planning (--plan: nothing is sent to the endpoint "
+                                     "unless a --pilot is asked for)")
     plan.add_argument("--plan", action="store_true", help="print what the run would cost "
                       "(episodes, LLM calls, tokens, hours, USD with --prices, the smallest "
                       "detectable difference) and write it to OUT/plan.json; run nothing")
+    plan.add_argument("--pilot", type=int, metavar="N", help="with --plan: play the first N "
+                      "instances of every cell on the endpoint (real results, kept in OUT: the "
+                      "run resumes them) and extrapolate from them with a 90%% interval")
+    plan.add_argument("--pilot-full-preparation", action="store_true", help="prepare at full "
+                      "scale in the pilot (default: at smoke scale, priced up to full scale)")
     plan.add_argument("--tokens-per-s", type=_positive, metavar="N",
                       help="the server's throughput, for --plan's hours")
     plan.add_argument("--server-profile", metavar="FILE", help="the profile `lifebench doctor` "
@@ -180,8 +188,11 @@ def execute_and_report(config: RunConfig, execution: ExecutionConfig, args: argp
                        tool_decision: Optional[dict[str, Any]] = None) -> int:
     """Run (or plan, with --plan, into OUT/`plan_name`), print the summary line (and what
     is left to retry): the exit code."""
+    from lifebench.planning.pilot import check_pilot
+
+    check_pilot(config, args.pilot, args.pilot_full_preparation, args.plan)
     if args.plan:
-        return _plan(config, execution, args, grid, plan_name)
+        return _plan(config, execution, args, grid, plan_name, tool_decision)
     outcome = execute(config, execution, grid, tool_decision)
     print(summary_line(outcome, results_dir(config, execution)))
     hint = failure_hint(outcome)
@@ -192,8 +203,11 @@ def execute_and_report(config: RunConfig, execution: ExecutionConfig, args: argp
 
 
 def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespace,
-          grid: bool, plan_name: str) -> int:
-    from lifebench.planning.plan import Throughput, plan_lines, plan_run, read_profile
+          grid: bool, plan_name: str, tool_decision: Optional[dict[str, Any]]) -> int:
+    from lifebench.planning.cells import Throughput
+    from lifebench.planning.pilot import PilotOptions
+    from lifebench.planning.plan import plan_run, read_profile
+    from lifebench.planning.report import plan_lines
 
     throughput, profile = Throughput(), None
     path = args.server_profile
@@ -206,8 +220,10 @@ def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespac
     if args.tokens_per_s:
         throughput = Throughput(tokens_per_s=args.tokens_per_s,
                                 source=f"{args.tokens_per_s:g} tokens/s (--tokens-per-s)")
+    pilot = PilotOptions(args.pilot, args.pilot_full_preparation, tool_decision) \
+        if args.pilot is not None else None
     plan = plan_run(config, execution, grid, throughput, profile, args.assumed_correlation,
-                    args.plan_timeout, args.tokenizer)
+                    args.plan_timeout, args.tokenizer, pilot)
     print("\n".join(plan_lines(plan)))
     out = results_dir(config, execution) / plan_name
     try:
@@ -215,5 +231,7 @@ def _plan(config: RunConfig, execution: ExecutionConfig, args: argparse.Namespac
         out.write_text(plan.to_json() + "\n")
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror}; give another --out") from None
-    print(f"plan written to {out} (nothing was sent to {config.llm.base_url or 'any endpoint'})")
+    sent = f"the pilot's episodes are in {out.parent}" if pilot is not None else \
+        f"nothing was sent to {config.llm.base_url or 'any endpoint'}"
+    print(f"plan written to {out} ({sent})")
     return 0

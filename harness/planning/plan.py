@@ -1,29 +1,34 @@
-"""A run's plan: per cell and in total, its episodes, LLM calls and tokens (low-high), cost,
-hours at the server's throughput, and the smallest success difference it can detect. Nothing
-is sent to the endpoint the run is planned for.
+"""A run's plan: per cell and in total, the episodes still to play, LLM calls and tokens
+(a central estimate with a range or an interval), cost, hours, and the smallest success
+difference it can detect. What the results directory already holds (episodes recorded,
+preparations stored) is left out and shown apart.
 
-How the numbers are made (each assumption is printed with them):
-- *Probe*: every cell of the run is played on its first instance (every trial of it, the
-  first seed and budget), preparation at the method's smoke scale, against the built-in
-  scripted model (`lifebench.testing.fakeserver --policy scripted`), each episode capped at
-  `probe_timeout_s`. It measures calls per step, prompt and completion tokens per call (the
-  scripted server counts 4 characters per token), the completion cap of each call, and the
-  preparation's calls.
-- *Steps*: low, each instance's reference solution length where the benchmark knows it
-  (else the probe's steps); high, each instance's full budget.
-- *Tokens*: prompts grow with the history, so the high end scales the probe's prompt tokens
-  per call by the mean history length at the full budget over the probe's (capped by the
-  context window when known); completions: the probe's (terse scripted replies) to the calls'
-  own caps (`max_tokens`).
-- *Preparation*: once per preparation key (a method config and seed), the probe's
-  smoke-scale calls times the method's declared `smoke_scale` for a full-scale run.
+Two bases:
+- *A pilot* (`--pilot N`, `pilot_cells.py`): the first N instances of every cell played on
+  the endpoint planned for, as real results of the run; the rest extrapolated with a 90%
+  interval (`bootstrap.py`).
+- *The scripted model* (the default; nothing is sent to the endpoint): every cell of the run
+  played on its first instance (every trial, the first seed and budget), preparation at the
+  method's smoke scale, against the built-in scripted model
+  (`lifebench.testing.fakeserver --policy scripted`), each episode capped at
+  `probe_timeout_s`. It measures calls per step, prompt and completion tokens per call (4
+  characters a token), the completion cap of each call and the preparation's calls.
+  - *Steps*: low, each instance's reference solution length where the benchmark knows it
+    (else the probe's steps); high, its full budget; central, half the episodes at the low
+    length and half at the budget (an assumed success rate of one half).
+  - *Tokens*: prompts grow with the history by what the probe measured per step, each call
+    capped at the context window when one is known (--context-window, the doctor's profile,
+    or the /v1/models answer an earlier run into this --out recorded); completions: the
+    probe's (terse scripted replies) to the calls' own caps (`max_tokens`).
+- *Preparation*, on either basis: once per preparation key not stored yet, from its measured
+  calls carried to the run's scale (`preparation.py`).
 - *Hours*: tokens over `tokens_per_s`, or prompt tokens over the profile's prefill rate plus
-  completion tokens over its decode rate (one request at a time; a server batching N
-  requests is up to N times faster).
+  completion tokens over its decode rate (one request at a time); with a pilot and neither,
+  the pilot's own episode wall times.
 - *Minimum detectable difference* (success rate, paired against the baseline method):
   (z(1-α/2) + z(power)) × sqrt(2 p (1-p) (1-ρ) / n), α 0.05, power 0.8, p 0.5 (the
   widest), ρ the assumed correlation between two methods' outcomes on one instance, n the
-  cell's instances × seeds.
+  cell's instances.
 """
 
 from __future__ import annotations
@@ -31,11 +36,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import json
-import math
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 from typing import Any, Optional
@@ -44,70 +46,25 @@ from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.untrusted import parse_json
-from lifebench.config.plugins import method_config_hash
 from lifebench.config.run import ExecutionConfig, RunConfig
-from lifebench.leaderboard.render import render
 from lifebench.llm.prices import load_prices
-from lifebench.runner.run import execute
+from lifebench.planning.bootstrap import Estimate
+from lifebench.planning.cells import CellPlan, Plan, Throughput, mde, price, scale_tokens, totals
+from lifebench.planning.pilot import PilotOptions, run_pilot
+from lifebench.planning.pilot_cells import pilot_cells, smoke_hash
+from lifebench.planning.preparation import measured, preparation_cost, prompt_tokens
+from lifebench.planning.recorded import CellKey, Holdings, cell_of, holdings
+from lifebench.runner.contexts import context_key
+from lifebench.runner.run import execute, results_dir
 from lifebench.runner.streams import Refusal, StreamSpec, expand
+from lifebench.store.contexts import ContextStore
 from lifebench.store.records_file import load_records
+from lifebench.store.results import read_manifest_runs
 from lifebench.testing import ServerConfig, serve
 
-Z_ALPHA, Z_POWER = 1.959963984540054, 0.8416212335729143  # alpha 0.05 two-sided, power 0.8
 CHARS_PER_TOKEN = 4
 PROFILE_FORMAT = "lifebench-endpoint-profile"
-
-
-@dataclass
-class CellPlan:
-    method: str
-    benchmark: str
-    split: str
-    context: str
-    method_config_hash: str
-    episodes: int
-    units: int  # instances x seeds: the episodes' (instance, seed) pairs
-    instances: int = 0  # the unit of every comparison: the MDE's n
-    calls: tuple[float, float] = (0.0, 0.0)
-    tokens_in: tuple[float, float] = (0.0, 0.0)
-    tokens_out: tuple[float, float] = (0.0, 0.0)
-    preparation_calls: tuple[float, float] = (0.0, 0.0)
-    hours: Optional[tuple[float, float]] = None
-    cost_usd: Optional[tuple[float, float]] = None
-    mde: Optional[float] = None
-    probe: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Plan:
-    cells: list[CellPlan]
-    refused: list[dict[str, str]]
-    assumptions: list[str]
-    totals: dict[str, Any]
-
-    def to_json(self) -> str:
-        return json.dumps({"format": "lifebench-plan", "version": 1,
-                           "cells": [dataclasses.asdict(c) for c in self.cells],
-                           "refused": self.refused, "assumptions": self.assumptions,
-                           "totals": self.totals}, indent=1)
-
-
-@dataclass(frozen=True)
-class Throughput:
-    """Tokens per second: one rate, or the profile's prefill and decode rates."""
-
-    tokens_per_s: Optional[float] = None
-    prefill: Optional[float] = None
-    decode: Optional[float] = None
-    source: str = ""
-
-    def hours(self, tokens_in: float, tokens_out: float) -> Optional[float]:
-        if self.tokens_per_s:
-            return (tokens_in + tokens_out) / self.tokens_per_s / 3600
-        if self.prefill and self.decode:
-            return (tokens_in / self.prefill + tokens_out / self.decode) / 3600
-        return None
+ASSUMED_SUCCESS = 0.5  # the scripted central estimate's share of episodes ending early
 
 
 def read_profile(path: str) -> tuple[Throughput, dict[str, Any]]:
@@ -132,42 +89,87 @@ def read_profile(path: str) -> tuple[Throughput, dict[str, Any]]:
 def plan_run(config: RunConfig, execution: ExecutionConfig, grid: bool,
              throughput: Throughput = Throughput(), profile: Optional[dict[str, Any]] = None,
              correlation: float = 0.5, probe_timeout_s: float = 120.0,
-             tokenizer: Optional[str] = None) -> Plan:
-    """The plan of `config`: the cells `expand` makes, each probed and extrapolated."""
+             tokenizer: Optional[str] = None, pilot: Optional[PilotOptions] = None) -> Plan:
+    """The plan of `config`: the cells `expand` makes, measured by a pilot on the endpoint
+    (`pilot`) or by the scripted model, and extrapolated."""
     refused: list[Refusal] = []
     with contextlib.redirect_stderr(io.StringIO()):
         streams = expand(config, refused, grid)
     cells = _cells(streams)
+    out = results_dir(config, execution)
+    prices = load_prices(config.llm.prices) if config.llm.prices else {}
+    if pilot is not None:
+        ran = run_pilot(config, execution, grid, pilot)
+        window, window_source = _window(config, profile, out)  # the pilot read /v1/models
+        planned, overall, assumptions = pilot_cells(config, cells, holdings(out, streams), ran,
+                                                    out, throughput, prices, correlation, window)
+        assumptions.append(_window_line(window, window_source, "a long instance's prompts"))
+        if tokenizer:
+            assumptions.append(f"tokens as the endpoint counted them (--tokenizer {tokenizer} "
+                               f"is for the scripted estimate)")
+        assumptions += _common_assumptions(prices, correlation, config)
+        return Plan(planned, [r.to_dict() for r in refused], assumptions,
+                    totals(planned, overall), interval="90%", pilot=ran.cost())
+    held = holdings(out, streams)
     probes, prompts = _probe(config, execution, grid, probe_timeout_s)
     ratio, counted = tokenizer_ratio(tokenizer, prompts) if tokenizer else \
         (1.0, f"tokens counted as {CHARS_PER_TOKEN} characters each (give the model's "
               f"tokenizer.json with --tokenizer to count its own)")
-    prices = load_prices(config.llm.prices) if config.llm.prices else {}
-    window = (profile or {}).get("context_window") or config.llm.context_window
+    window, window_source = _window(config, profile, out)
     planned = []
+    made: set[str] = set()  # preparation keys priced (a key shared by cells is made once)
     for key, members in cells.items():
-        cell = _plan_cell(config, key, members, probes, window, correlation)
-        _scale_tokens(cell, ratio)
-        _price(cell, throughput, prices.get(config.model or ""))
+        cell = _plan_cell(config, members, probes, window, correlation, held, made)
+        scale_tokens(cell, ratio)
+        price(cell, throughput, prices.get(config.model or ""))
         planned.append(cell)
-    for cell in _context_builds(streams, probes):
-        _scale_tokens(cell, ratio)
-        _price(cell, throughput, prices.get(config.context_model or config.model or ""))
+    for cell in _context_builds(streams, probes, out):
+        scale_tokens(cell, ratio)
+        price(cell, throughput, prices.get(config.context_model or config.model or ""))
         planned.append(cell)
-    assumptions = [counted] + _assumptions(throughput, prices, correlation, probe_timeout_s, config)
+    assumptions = [counted] + _assumptions(throughput, probe_timeout_s, window, window_source) \
+        + _common_assumptions(prices, correlation, config)
     if profile and profile.get("tools") is False and any(
-            registry.method_class(c.method).needs.tools for c in planned):
+            registry.method_class(c.method).needs.tools for c in planned
+            if not c.method.startswith("(")):
         assumptions.append("the profile says the endpoint does not call tools: run the methods "
                            "that offer tools (How²) with --llm-tool-protocol text")
-    return Plan(planned, [r.to_dict() for r in refused], assumptions, _totals(planned))
+    return Plan(planned, [r.to_dict() for r in refused], assumptions, totals(planned))
 
 
-def _cells(streams: list[StreamSpec]) -> dict[tuple, list[StreamSpec]]:
-    cells: dict[tuple, list[StreamSpec]] = defaultdict(list)
+def _cells(streams: list[StreamSpec]) -> dict[CellKey, list[StreamSpec]]:
+    cells: dict[CellKey, list[StreamSpec]] = defaultdict(list)
     for s in streams:
-        cells[(s.method, s.benchmark, s.benchmark_config_hash, s.split, s.method_config_hash,
-               s.context, s.context_config_hash)].append(s)
+        cells[cell_of(s)].append(s)
     return cells
+
+
+def _window(config: RunConfig, profile: Optional[dict[str, Any]], out: Path
+            ) -> tuple[Optional[int], str]:
+    """The model's context window and where it is from, without asking the endpoint:
+    --context-window, the doctor's profile, or what an earlier run into `out` read from
+    /v1/models (its manifest)."""
+    if config.llm.context_window:
+        return config.llm.context_window, "--context-window"
+    if profile and isinstance(profile.get("context_window"), int):
+        return profile["context_window"], "the doctor's profile"
+    try:
+        runs = read_manifest_runs(out)
+    except ValueError:
+        runs = []
+    for run in reversed(runs):
+        endpoint = run.get("llm_endpoint") if isinstance(run.get("llm_endpoint"), dict) else {}
+        window = endpoint.get("context_window")
+        if endpoint.get("model") == config.model and isinstance(window, int) and window > 0:
+            return window, f"/v1/models, as an earlier run into {out} recorded it"
+    return None, ""
+
+
+def _window_line(window: Optional[int], source: str, what: str) -> str:
+    if window:
+        return f"every prompt capped at the context window, {window:,} tokens ({source})"
+    return (f"no context window known (--context-window N, the doctor's profile, or an earlier "
+            f"run into this --out that read /v1/models): {what} grow without a cap")
 
 
 def _probe(config: RunConfig, execution: ExecutionConfig, grid: bool,
@@ -220,31 +222,23 @@ def tokenizer_ratio(path: str, prompts: list[str]) -> tuple[float, str]:
                    f"estimate, measured on {len(texts)} of the probe's prompts (completions scaled alike)")
 
 
-def _probe_hash(config: RunConfig, stream: StreamSpec) -> str:
-    """The config hash the probe gave this stream's method config (its smoke variant)."""
-    smoke = dataclasses.replace(config, smoke=True)
-    real, small = config.method_configs(stream.method, stream.benchmark), \
-        smoke.method_configs(stream.method, stream.benchmark)
-    settings = config.llm.answer_settings(registry.method_class(stream.method).needs.tools) \
-        if stream.llm is not None else None
-    for mine, theirs in zip(real, small):
-        if method_config_hash(stream.method, mine, settings) == stream.method_config_hash:
-            return method_config_hash(stream.method, theirs, settings)
-    return stream.method_config_hash
-
-
-def _plan_cell(config: RunConfig, key: tuple, members: list[StreamSpec],
-               probes: list[EpisodeRecord], window: Optional[int], correlation: float) -> CellPlan:
+def _plan_cell(config: RunConfig, members: list[StreamSpec], probes: list[EpisodeRecord],
+               window: Optional[int], correlation: float, held: Holdings,
+               made: set[str]) -> CellPlan:
     first = members[0]
     bench = registry.get_benchmark(first.benchmark, first.benchmark_config)
     instances = len(first.instance_ids)
     cell = CellPlan(first.method, first.benchmark, first.split, first.context,
                     first.method_config_hash, episodes=sum(len(s.episodes) for s in members),
                     units=instances * len(config.seeds), instances=instances,
-                    mde=_mde(instances, correlation))
-    if first.llm is None:
-        return cell  # no model: nothing to spend
-    probe_hash = _probe_hash(config, first)
+                    mde=mde(instances, correlation),
+                    episodes_to_run=sum(len(held.remaining(s)) for s in members),
+                    recorded=held.spent[cell_of(first)].to_dict())
+    if first.llm is None:  # no model: nothing to spend
+        for name in ("calls", "tokens_in", "tokens_out", "preparation_calls"):
+            cell.put(name, Estimate.exact(0.0))
+        return cell
+    probe_hash = smoke_hash(config, first)
     mine = [r for r in probes if (r.method, r.benchmark, r.split, r.method_config_hash,
                                   r.context) == (first.method, first.benchmark, first.split,
                                                  probe_hash, first.context)]
@@ -253,52 +247,64 @@ def _plan_cell(config: RunConfig, key: tuple, members: list[StreamSpec],
         why = mine[0].error if mine else "no record"
         cell.notes.append(f"the probe did not finish an episode ({why}); no estimate")
         return cell
-    prepared = [r.extra.get("prepared") for r in results if isinstance(r.extra.get("prepared"), dict)]
-    prep_calls = sum(p.get("llm_calls", 0) for p in prepared if p.get("reused") is False)
-    prep_in = sum(p.get("tokens_in", 0) for p in prepared if p.get("reused") is False)
-    prep_out = sum(p.get("tokens_out", 0) for p in prepared if p.get("reused") is False)
+    scale = 1.0 if config.smoke else config.protocol(first.method, first.benchmark).smoke_scale
+    preps = [p for p in (measured(r, scale) for r in results) if p is not None]
+    prep_calls = sum(p.calls for p in preps)
     steps = sum(r.steps for r in results) or 1
     calls = sum(r.llm_calls for r in results) - prep_calls
     per_step = calls / steps
-    per_call_in = (sum(r.tokens_in for r in results) - prep_in) / calls if calls else 0.0
-    per_call_out = (sum(r.tokens_out for r in results) - prep_out) / calls if calls else 0.0
+    per_call_in = (sum(r.tokens_in for r in results) - sum(p.tokens_in for p in preps)) / calls \
+        if calls else 0.0
+    per_call_out = (sum(r.tokens_out for r in results) - sum(p.tokens_out for p in preps)) / calls \
+        if calls else 0.0
     caps = [c.max_tokens for r in results for c in r.llm_call_tokens if c.max_tokens]
     cap = fmean(caps) if caps else per_call_out
     probe_steps = steps / len(results)
     budgets, golds = [], []
     for s in members:
-        for iid, budget in zip(s.instance_ids, s.instance_budgets):
-            gold = bench.gold_length(bench.instance(s.split, iid))
-            budgets += [budget] * s.trials
-            golds += [min(gold, budget) if gold else min(probe_steps, budget)] * s.trials
-    low_steps, high_steps = sum(golds), sum(budgets)
+        for position in held.remaining(s):
+            budget = s.budget_at(position)
+            gold = bench.gold_length(bench.instance(s.split, s.episode_at(position)[0]))
+            budgets.append(budget)
+            golds.append(min(gold, budget) if gold else min(probe_steps, budget))
     growth = _prompt_growth(results, prep_calls, steps)
     fixed = max(per_call_in - growth * (probe_steps - 1) / 2, 0.0)
 
-    def prompt_tokens(lengths: list[float]) -> float:
+    def prompts(lengths: list[float]) -> float:
         """Every call's prompt over episodes of these lengths: the fixed part plus the
-        history, which grows by `growth` tokens a step, capped at the window."""
-        cap = window or math.inf
-        return sum(per_step * n * min(fixed + growth * (n - 1) / 2, cap) for n in lengths)
+        history, which grows by `growth` tokens a step, each call capped at the window."""
+        return sum(per_step * prompt_tokens(fixed, growth, n, window) for n in lengths)
 
-    protocol = config.protocol(first.method, first.benchmark)
-    scale = 1.0 if config.smoke else protocol.smoke_scale
-    keys = len({s.prepared_key() for s in members}) if prepared else 0
-    prep = (prep_calls * keys, prep_calls * keys * scale)
-    cell.preparation_calls = prep
-    cell.calls = (per_step * low_steps + prep[0], per_step * high_steps + prep[1])
-    cell.tokens_in = (prompt_tokens(golds) + prep_in * keys,
-                      prompt_tokens(budgets) + prep_in * keys * scale)
-    cell.tokens_out = (per_step * low_steps * per_call_out + prep_out * keys,
-                       per_step * high_steps * max(cap, per_call_out) + prep_out * keys * scale)
+    low_steps, high_steps = sum(golds), sum(budgets)
+    mid_steps = ASSUMED_SUCCESS * low_steps + (1 - ASSUMED_SUCCESS) * high_steps
+    prep = {"calls": Estimate.exact(0.0), "tokens_in": Estimate.exact(0.0),
+            "tokens_out": Estimate.exact(0.0)}
+    keys = {s.prepared_key() for s in members} - {None} - held.stored - made
+    made.update(k for k in keys if k is not None)
+    if preps and keys:
+        cost = preparation_cost(preps[0], probe_steps * per_step,
+                                per_step * fmean(budgets) if budgets else 0.0, window)
+        prep = {name: e.scaled(len(keys)) for name, e in cost.items()}
+        if scale != 1.0:
+            cell.notes.append(f"preparation measured at smoke scale ({prep_calls} calls in "
+                              f"{len(preps[0].episodes)} episodes), times {scale:g} episodes (the "
+                              f"method's smoke_scale), each as long as the probe's test episodes "
+                              f"(central) or the budget (high); {len(keys)} to make")
+    cell.put("preparation_calls", prep["calls"])
+    cell.put("calls", Estimate(per_step * mid_steps, per_step * low_steps,
+                               per_step * high_steps).plus(prep["calls"]))
+    cell.put("tokens_in", Estimate(
+        ASSUMED_SUCCESS * prompts(golds) + (1 - ASSUMED_SUCCESS) * prompts(budgets),
+        prompts(golds), prompts(budgets)).plus(prep["tokens_in"]))
+    cell.put("tokens_out", Estimate(per_step * mid_steps * per_call_out,
+                                    per_step * low_steps * per_call_out,
+                                    per_step * high_steps * max(cap, per_call_out)
+                                    ).plus(prep["tokens_out"]))
     cell.probe = {"episodes": len(results), "steps": steps, "calls": calls,
                   "preparation_calls": prep_calls, "calls_per_step": round(per_step, 3),
                   "tokens_in_per_call": round(per_call_in, 1),
                   "tokens_out_per_call": round(per_call_out, 1), "max_tokens_mean": round(cap, 1),
                   "prompt_growth_per_step": round(growth, 1)}
-    if prep_calls and scale != 1.0:
-        cell.notes.append(f"preparation measured at smoke scale ({prep_calls} calls), times "
-                          f"{scale:g} for the full protocol (the method's estimate)")
     return cell
 
 
@@ -314,112 +320,67 @@ def _prompt_growth(results: list[EpisodeRecord], prep_calls: int, steps: int) ->
     return grown / spans if spans else 0.0
 
 
-def _context_builds(streams: list[StreamSpec], probes: list[EpisodeRecord]) -> list[CellPlan]:
+def _context_builds(streams: list[StreamSpec], probes: list[EpisodeRecord],
+                    out: Path) -> list[CellPlan]:
     """Instance contexts are built once per instance, seed and provider config, and shared
-    by every method given them: one line each, priced from the probe's builds."""
-    builds: dict[tuple, set[tuple[str, int]]] = defaultdict(set)
+    by every method given them: one line each, priced from the probe's builds (those the
+    results directory holds left out)."""
+    stored = {k for k, r in ContextStore(out).records().items() if r.built}
+    builds: dict[tuple, set[str]] = defaultdict(set)
     for s in streams:
         if s.context_build is not None:
             builds[(s.benchmark, s.split, s.context, s.context_build.build_hash)].update(
-                (i, s.seed) for i in s.instance_ids)
-    out = []
-    for (benchmark, split, provider, build_hash), todo in builds.items():
+                context_key(s, i) for i in s.instance_ids)
+    cells = []
+    for (benchmark, split, provider, build_hash), keys in builds.items():
         spent = [r.extra["context"] for r in probes if (r.benchmark, r.split, r.context) ==
                  (benchmark, split, provider) and isinstance(r.extra.get("context"), dict)]
+        todo = len(keys - stored)
         cell = CellPlan(f"(context builds: {provider})", benchmark, split, "", build_hash,
-                        episodes=0, units=len(todo))
+                        episodes=0, units=len(keys), episodes_to_run=todo,
+                        recorded={"builds": len(keys & stored)})
         if not spent:
             cell.notes.append("the probe built no context; no estimate")
         else:
-            n, one = len(todo), spent[0]
-            cell.calls = (one.get("llm_calls", 0) * n,) * 2
-            cell.tokens_in = (one.get("tokens_in", 0) * n,) * 2
-            cell.tokens_out = (one.get("tokens_out", 0) * n,) * 2
-            cell.notes.append(f"{n} builds, each shared by every method's +{provider} row; "
+            one = spent[0]
+            for name, field in (("calls", "llm_calls"), ("tokens_in", "tokens_in"),
+                                ("tokens_out", "tokens_out")):
+                cell.put(name, Estimate.exact(one.get(field, 0) * todo))
+            cell.notes.append(f"{todo} builds, each shared by every method's +{provider} row; "
                               f"{one.get('llm_calls', 0)} calls and {one.get('explore_steps', 0)} "
                               f"steps per build at the probe (cut at its time cap, if it was)")
-        out.append(cell)
-    return out
+        cells.append(cell)
+    return cells
 
 
-def _scale_tokens(cell: CellPlan, ratio: float) -> None:
-    cell.tokens_in = (cell.tokens_in[0] * ratio, cell.tokens_in[1] * ratio)
-    cell.tokens_out = (cell.tokens_out[0] * ratio, cell.tokens_out[1] * ratio)
-
-
-def _mde(n: int, correlation: float) -> Optional[float]:
-    """The minimum detectable difference of success over n instances, the unit of every
-    comparison: seeds are assumed to add nothing (a model at temperature 0 replays them)."""
-    if n < 1:
-        return None
-    return min(1.0, (Z_ALPHA + Z_POWER) * math.sqrt(2 * 0.25 * (1 - correlation) / n))
-
-
-def _price(cell: CellPlan, throughput: Throughput, price: Optional[tuple[float, float]]) -> None:
-    lows, highs = (cell.tokens_in[0], cell.tokens_out[0]), (cell.tokens_in[1], cell.tokens_out[1])
-    low, high = throughput.hours(*lows), throughput.hours(*highs)
-    if low is not None and high is not None:
-        cell.hours = (low, high)
-    if price is not None:
-        cell.cost_usd = tuple((t_in * price[0] + t_out * price[1]) / 1e6
-                              for t_in, t_out in (lows, highs))
-
-
-def _totals(cells: list[CellPlan]) -> dict[str, Any]:
-    def total(name: str) -> Optional[list[float]]:
-        values = [getattr(c, name) for c in cells if getattr(c, name) is not None]
-        return [sum(v[0] for v in values), sum(v[1] for v in values)] if values else None
-    return {"episodes": sum(c.episodes for c in cells), "calls": total("calls"),
-            "tokens_in": total("tokens_in"), "tokens_out": total("tokens_out"),
-            "hours": total("hours"), "cost_usd": total("cost_usd")}
-
-
-def _assumptions(throughput: Throughput, prices: dict, correlation: float, timeout_s: float,
-                 config: RunConfig) -> list[str]:
+def _assumptions(throughput: Throughput, timeout_s: float, window: Optional[int],
+                 window_source: str) -> list[str]:
     out = [
-        "calls and tokens measured on each cell's first instance (every trial, first seed "
-        f"and budget) against the built-in scripted model, each episode capped at "
-        f"{timeout_s:g} s, preparation at smoke scale",
+        "basis: calls and tokens measured on each cell's first instance (every trial, first "
+        f"seed and budget) against the built-in scripted model, each episode capped at "
+        f"{timeout_s:g} s, preparation at smoke scale; nothing was sent to the endpoint",
         "steps per episode: low, the instance's reference solution (else the probe's); high, "
-        "its full budget",
-        "prompt tokens per call grow with the history up to the full budget (capped at the "
-        "context window when known); completion tokens: the scripted replies' (low) to the "
-        "calls' max_tokens caps (high): a reasoning model sits near the high end",
-        f"minimum detectable difference in success rate against the baseline: paired over "
-        f"instances (the unit of every comparison; more seeds narrow it only where they are "
-        f"independent draws, which at temperature 0 they are not), alpha 0.05 two-sided, "
-        f"power 0.8, p 0.5, correlation between methods {correlation:g}",
+        "its full budget; central, half the episodes at the low length and half at the budget "
+        f"(an assumed success rate of {ASSUMED_SUCCESS:g}: a pilot measures it, --pilot N)",
+        "prompt tokens per call grow with the history up to the full budget; completion "
+        "tokens: the scripted replies' (low, central) to the calls' max_tokens caps (high): a "
+        "reasoning model sits near the high end",
+        _window_line(window, window_source, "the high end's prompts"),
     ]
     out.append(f"hours at {throughput.source}" if throughput.source else
                "no throughput given (--tokens-per-s or --server-profile): no hours")
+    return out
+
+
+def _common_assumptions(prices: dict, correlation: float, config: RunConfig) -> list[str]:
+    out = [f"minimum detectable difference in success rate against the baseline: paired over "
+           f"instances (the unit of every comparison; more seeds narrow it only where they are "
+           f"independent draws, which at temperature 0 they are not), alpha 0.05 two-sided, "
+           f"power 0.8, p 0.5, correlation between methods {correlation:g}",
+           "what the results directory already holds (episodes recorded, preparations stored) "
+           "is left out of the estimate and shown apart"]
     if not prices and config.llm.prices is None:
         out.append("no price table (--prices): no cost")
     if not config.model:
         out.append("no --model: the LLM methods' cells are refused, as the run would refuse them")
     return out
-
-
-def plan_lines(plan: Plan) -> list[str]:
-    """The plan as a markdown table, its assumptions and its refused cells."""
-    def span(pair: Optional[tuple[float, float]], digits: int = 0) -> str:
-        if pair is None:
-            return "—"
-        low, high = pair
-        return f"{low:,.{digits}f}–{high:,.{digits}f}" if round(low, digits) != round(high, digits) \
-            else f"{low:,.{digits}f}"
-
-    headers = ["method", "benchmark", "split", "episodes", "LLM calls", "prompt tokens",
-               "completion tokens", "hours", "USD", "MDE"]
-    rows = [[c.method + (f" + {c.context}" if c.context else ""), c.benchmark, c.split,
-             f"{c.episodes:,}", span(c.calls), span(c.tokens_in), span(c.tokens_out),
-             span(c.hours, 2), span(c.cost_usd, 2), f"{c.mde:.3f}" if c.mde is not None else "—"]
-            for c in plan.cells]
-    t = plan.totals
-    rows.append(["total", "", "", f"{t['episodes']:,}", span(t["calls"]), span(t["tokens_in"]),
-                 span(t["tokens_out"]), span(t["hours"], 2), span(t["cost_usd"], 2), ""])
-    lines = [render(headers, rows, "markdown")]
-    lines += [f"note: {c.method} on {c.benchmark}:{c.split}: {n}" for c in plan.cells for n in c.notes]
-    lines += [f"assumption: {a}" for a in plan.assumptions]
-    lines += [f"refused: {r['method']} on {r['benchmark']}:{r['split']}: {r['reason']}"
-              for r in plan.refused]
-    return lines

@@ -27,6 +27,10 @@ def test_plan_sends_nothing_and_brackets_what_the_run_spends(llm_server, lifeben
     assert endpoint.stats()["requests"] == 0  # the endpoint planned for heard nothing
     assert not (out / "episodes.jsonl").exists()
     assert result.stdout.startswith("| method ") and "assumption: " in result.stdout
+    # no window is known (no flag, no profile, no earlier run): said in one line
+    assert [line for line in result.stdout.splitlines() if "context window" in line] == [
+        "assumption: no context window known (--context-window N, the doctor's profile, or an "
+        "earlier run into this --out that read /v1/models): the high end's prompts grow without a cap"]
     cells = plan_of(out)
     # episodes with each method's protocol: Reflexion's 3 trials
     assert {m: c["episodes"] for m, c in cells.items()} == {"react": 3, "reflexion": 9, "random": 3}
@@ -34,6 +38,11 @@ def test_plan_sends_nothing_and_brackets_what_the_run_spends(llm_server, lifeben
     react = cells["react"]
     assert 0 < react["calls"][0] <= react["calls"][1]
     assert 0 < react["tokens_in"][0] <= react["tokens_in"][1]
+    # the central estimate: half the episodes at the low length, half at the budget
+    for name in ("calls", "tokens_in"):
+        assert react["calls"][0] < react["central"]["calls"] < react["calls"][1]
+        assert react["central"][name] == (react[name][0] + react[name][1]) / 2
+    assert "central, half the episodes at the low length and half at the budget" in result.stdout
     # hours at 1000 tokens/s, USD at the price table's rates
     low_tokens = react["tokens_in"][0] + react["tokens_out"][0]
     assert math.isclose(react["hours"][0], low_tokens / 1000 / 3600)
@@ -88,6 +97,8 @@ def test_plan_reads_the_doctors_profile(lifebench_cli, tmp_path):
     assert "run the methods that offer tools (How²) with --llm-tool-protocol text" in result.stdout
     # prompts never grow past the profile's context window
     assert react["tokens_in"][1] <= react["calls"][1] * 4096
+    assert "every prompt capped at the context window, 4,096 tokens (the doctor's profile)" \
+        in result.stdout
     bad = lifebench_cli("grid", "--plan", "--benchmark", "plancraft", "--method", "react",
                         "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
                         "--server-profile", str(tmp_path / "missing.json"), "--out", str(out))
