@@ -10,7 +10,9 @@ It answers `POST /v1/chat/completions` (and `GET /v1/models`) with:
   list is used up, the last reply repeats. Without a script it echoes the last user
   message. A routed item `{"match": REGEX, "replies": [...]}` answers every request whose
   first or last message matches REGEX (its replies in order, the last repeating) and takes
-  no place in the sequence: one script can play several roles of a method;
+  no place in the sequence: one script can play several roles of a method; the
+  harness's start-up tool probe (one tool, `say`) is answered with a call of it and takes
+  no place either, unless a routed item matches it;
 - or, with `--policy plancraft`, the next correct Plancraft action: it reads the last
   Plancraft observation in the prompt ("Craft an item of type: ..." and the inventory by
   slot), runs the package's planner on it and answers with the plan's first action, as
@@ -91,6 +93,13 @@ def _last_target(text: str) -> Optional["re.Match[str]"]:
         if match:
             return match
         end = start + len(_PLANCRAFT_LITERAL) - 1
+
+
+def is_tool_probe(request: dict[str, Any]) -> bool:
+    """The start-up tool probe (`lifebench.llm.doctor.probe_tools`): one tool, `say`."""
+    tools = request.get("tools")
+    return isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict) \
+        and (tools[0].get("function") or {}).get("name") == "say"
 
 
 def plancraft_next_action(prompt: str) -> Optional[str]:
@@ -247,6 +256,10 @@ class FakeOpenAI:
                         used = self.routed.get(index, 0)
                         self.routed[index] = used + 1
                         return item["replies"][min(used, len(item["replies"]) - 1)]
+        if is_tool_probe(request):
+            # the harness's own check, not the method's conversation: answered as a model
+            # that calls tools would, taking no scripted reply
+            return {"tool_call": {"name": "say", "arguments": {"word": "yes"}}}
         if self.config.policy == "scripted":
             if self._scripted is None:
                 from lifebench.testing.scripted import ScriptedModel

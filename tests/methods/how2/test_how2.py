@@ -11,6 +11,7 @@ import re
 import pytest
 
 from conftest import markdown_table, read_records
+from lifebench.testing.fakeserver import is_tool_probe
 
 INSTANCE = "VAL0491"  # val.small, target quartz
 TARGET = "quartz"
@@ -49,9 +50,14 @@ ROLES = [{"match": "Does this memory apply to the goal", "replies": ["yes", "no"
          {"match": "Rewrite the teacher's answer as an entry", "replies": [ENTRY_A, ENTRY_B]}]
 
 
+def method_requests(srv) -> list[dict]:
+    """The requests How² sent, without the harness's start-up tool probe."""
+    return [r for r in srv.requests() if not is_tool_probe(r)]
+
+
 def actor_tool_results(srv) -> list[str]:
     """Every tool result the actor was shown, in order, without repeats."""
-    seen = [m["content"] for r in srv.requests() if role_of(r) == "actor"
+    seen = [m["content"] for r in method_requests(srv) if role_of(r) == "actor"
             for m in r["messages"] if m["role"] == "tool"]
     return list(dict.fromkeys(seen))
 
@@ -77,7 +83,7 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
     ]
     assert [r["extra"]["intervention"] for r in records] == [True, False, True, False]
     assert all(r["extra"]["first_read_memory"] == 0 and r["steps"] == 1 for r in records)
-    requests = srv.requests()
+    requests = method_requests(srv)
     roles = [role_of(r) for r in requests]
     # relevance is asked once per entry found; ask and parse once per miss
     assert roles.count("relevance") == 4 and roles.count("ask") == 2 and roles.count("parse") == 2
@@ -163,7 +169,7 @@ def test_roles_see_the_inventory_after_a_forced_noop_and_a_format_error(cli, llm
     [record] = read_records(tmp_path / "out")
     assert record["extra"]["forced_noops"] == 1 and record["extra"]["cache_misses"] == 2
     contexts = [r["messages"][-1]["content"].split("# Agent context\n")[1].split("\n\n")[0]
-                for r in srv.requests() if role_of(r) == "ask"]
+                for r in method_requests(srv) if role_of(r) == "ask"]
     assert len(contexts) == 2
     for context in contexts:
         assert context.startswith("Craft an item of type: quartz\ninventory:\n - ")
@@ -182,7 +188,7 @@ def test_base_has_no_memory_and_non_environment_calls_are_bounded(cli, llm_serve
     [record] = read_records(out)
     assert record["steps"] == 2 and record["extra"]["forced_noops"] == 1
     assert record["extra"]["invalid_tool_calls"] == 1 and record["extra"]["cache_misses"] == 0
-    requests = srv.requests()
+    requests = method_requests(srv)
     assert all("read_memory" not in {t["function"]["name"] for t in r["tools"]} for r in requests)
     feedback = [m["content"] for m in requests[1]["messages"] if m["role"] == "tool"]
     assert feedback and "unknown tool 'read_memory'" in feedback[-1]
@@ -275,7 +281,7 @@ def test_teacher_styles_on_plancraft(llm_server):
     assert grouped[0] == header and grouped[1].startswith("1. ") and grouped[2].startswith("1.1. ")
     assert sum(bool(re.match(r"\d+\. ", line)) for line in grouped[1:]) == len(plan.subgoals) >= 2
     assert teacher.ask("how?", "non-executable") == "Make planks first."
-    request = srv.requests()[-1]["messages"]
+    request = method_requests(srv)[-1]["messages"]
     system, sent = request[0]["content"], request[-1]["content"]
     # Figure 19: the rules, Plancraft's background and the worked example; the plan in
     # spatial words with quantities, the inventory as totals, no slots
@@ -479,7 +485,7 @@ def test_how2_runs_on_every_benchmark_with_an_oracle(cli, llm_server, tmp_path, 
     [record] = read_records(out)
     assert record["steps"] == 2 and record["extra"]["cache_misses"] == 1
     assert record["extra"]["memory_entries"] == 1
-    requests = srv.requests()
+    requests = method_requests(srv)
     assert {t["function"]["name"] for t in requests[0]["tools"]} == {"act", "think", "read_memory"}
     answer = [m["content"] for r in requests if role_of(r) == "actor" for m in r["messages"]
               if m["role"] == "tool" and m["content"].startswith("Nothing relevant in memory")]
