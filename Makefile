@@ -76,6 +76,11 @@ REFERENCE_RUN = $(BIN)/lifebench run specs/reference.toml --no-trajectories --no
 REFERENCE_LLM_RUN = --no-trajectories --no-progress --base-url '{url}' \
 		$(if $(WORKERS),--workers $(WORKERS),) --out
 REFERENCE_CHECK = $(BIN)/lifebench check --spec specs/reference-llm.toml --baseline results/reference
+# The second, independent check: the reference replayed from the answers it keeps, offline,
+# every record compared exactly (docs/verify.md); its report goes to results/, not into the
+# committed reference.
+VERIFY_REFERENCE = $(BIN)/lifebench verify results/reference --llm-only --report results/check-verification.json \
+		$(if $(WORKERS),--workers $(WORKERS),)
 define reference_grid
 	rm -rf $(1)
 	$(REFERENCE_RUN) $(1)
@@ -92,6 +97,7 @@ check: install
 		&& $(SCRIPTED_MODEL) $(BIN)/lifebench run specs/reference-contexts.toml $(REFERENCE_LLM_RUN) results/check-llm; \
 	scripted=$$?; wait $$offline || exit 1; exit $$scripted
 	$(REFERENCE_CHECK) --candidate results/check results/check-llm
+	$(VERIFY_REFERENCE)
 
 # Updating the reference on purpose: re-run the grid, print what moved against the committed
 # reference (a reviewer sees in the diff what a prompt change cost), then replace it.

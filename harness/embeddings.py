@@ -63,7 +63,6 @@ _PACKAGES = {
 }
 _REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 TOKEN_CACHE_BYTES = 64 << 20     # token states kept per process (64 MiB)
-_TOKENS_PER_CHUNK = 4096          # tokens embedded at once: bounds the activations' memory
 _SCORES_PER_BLOCK = 1 << 22       # attention scores held at once (16 MiB of float32)
 
 
@@ -365,9 +364,13 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 class _Bert:
     """BERT's encoder as sentence-transformers runs it, mean pooled and normalised.
 
-    Texts are tokenised without padding and grouped by token count: every dense layer
-    runs once over all tokens of a chunk, attention per group of equal length, so no
-    compute goes to padding and no mask is needed."""
+    Texts are tokenised without padding and each is encoded on its own, so no compute goes
+    to padding, no mask is needed, and a text's vector is a function of the text alone: of
+    numpy's BLAS kernels some (OpenBLAS's Haswell and Zen ones) round a row of a matrix
+    product otherwise when the matrix has more rows, and a vector computed in a batch, then
+    cached, made the texts embedded later in a process (a worker's: its schedule) decide a
+    retrieval's near-ties (the determinism gap of docs/verify.md). Encoding texts one by one
+    costs ~3% against batches of 4,096 tokens."""
 
     def __init__(self, config: dict, tokenizer_json: str, weights: dict[str, np.ndarray],
                  where: str) -> None:
@@ -423,22 +426,12 @@ class _Bert:
             ))
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """One normalised vector per text, in the texts' order."""
+        """One normalised vector per text, in the texts' order, each encoded on its own."""
         ids = [self.tokenizer.encode(text).ids for text in texts]
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         out: list[Optional[np.ndarray]] = [None] * len(texts)
-        chunks: list[list[int]] = [[]]
-        tokens = 0
-        for i in order:
-            if chunks[-1] and tokens + len(ids[i]) > _TOKENS_PER_CHUNK:
-                chunks.append([])
-                tokens = 0
-            chunks[-1].append(i)
-            tokens += len(ids[i])
         with self._limit():
-            for chunk in chunks:
-                if chunk:
-                    self._embed_chunk([ids[j] for j in chunk], chunk, out)
+            for i in range(len(texts)):
+                self._embed_chunk([ids[i]], [i], out)
         return out  # type: ignore[return-value]
 
     def token_states(self, texts: Sequence[str]) -> list[np.ndarray]:

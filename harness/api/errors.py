@@ -29,6 +29,11 @@ class EndpointUnusable(UserError):
     exit_code = 1
 
 
+class ReplayMiss(UserError):
+    """A request not among the answers a replay may use (`--cache replay`): the run cannot
+    reproduce the one it replays, and stops (`lifebench verify` calls it a divergence)."""
+
+
 class EnvError(Exception):
     """The environment failed (crashed, refused to load). Retried by the runner."""
 

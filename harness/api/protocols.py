@@ -418,6 +418,18 @@ class StreamContext:
     allow_unconfined_code: bool = False
 
 
+
+REPLAYED_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "explore_steps",
+                   "extra.training_curves")
+
+
+def _replay_tolerance(value: Any) -> Optional[str]:
+    ok = isinstance(value, dict) and all(
+        k in REPLAYED_FIELDS and isinstance(v, (int, float)) and 0 <= v < 1 for k, v in value.items())
+    return None if ok else (f"must map record fields ({', '.join(REPLAYED_FIELDS)}) to a "
+                            f"relative tolerance from 0 to below 1, got {value!r}")
+
+
 class Method(abc.ABC):
     """A method plugin. One object per stream: its memory lives for the whole stream.
 
@@ -446,12 +458,17 @@ class Method(abc.ABC):
     # (prompts, parsing, calls, memory). It is part of every record's key, so records of
     # two versions are never pooled in one table row nor resumed into each other.
     version: ClassVar[str] = "1"
+    # What of its records is not bit-reproducible across machines (float sums in its
+    # training, say): record field -> the relative difference a replay may show there
+    # (`lifebench verify` then says "replayed within tolerance", naming the fields). Empty:
+    # a replay from the same answers reproduces its records exactly.
+    replay_tolerance: ClassVar[dict[str, float]] = {}
 
     _DECLARED: ClassVar[dict[str, Callable[[Any], Optional[str]]]] = {
         "name": _is(str), "needs": _is(MethodNeeds), "stateless": _is(bool),
         "metrics": _metrics, "tables": _tables, "table_peers": _names,
         "context_use": _is(str, type(None)),
-        "version": version_text,
+        "version": version_text, "replay_tolerance": _replay_tolerance,
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -33,7 +33,10 @@ from lifebench.api.budget import Budget
 #    max_tokens) and `llm_calls_trimmed` (prompts fitted to the context window); per call
 #    (`llm_call_tokens`) its `finish`, `max_tokens`, `reasoning_tokens` and `trimmed`.
 #    Older records read with 0, "" and None.
-SCHEMA_VERSION = 5
+# 6: replayable runs: per call (`llm_call_tokens`) its `key`, the response cache's key of
+#    its request, under which the results directory's answers file keeps its answer.
+#    Older records read with "" (their answers were not kept).
+SCHEMA_VERSION = 6
 
 
 class Status(str, enum.Enum):
@@ -252,6 +255,9 @@ class CallTokens:
     reasoning_tokens: int = 0
     # history items left out of the prompt to fit the model's context window
     trimmed: int = 0
+    # schema 6: the request's cache key (`lifebench.llm.cache.body_and_key`): its answer is
+    # the results directory's answers file's entry of that key
+    key: str = ""
 
 
 @dataclass(frozen=True, order=True)
@@ -424,6 +430,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "method_version": "1", "schema_version": 4}
     if data["schema_version"] == 4:  # no call was known to be cut
         data = {**data, "llm_calls_cut": 0, "llm_calls_trimmed": 0, "schema_version": 5}
+    if data["schema_version"] == 5:  # the calls' keys were not kept (CallTokens.key "")
+        data = {**data, "schema_version": 6}
     return data
 
 
@@ -492,6 +500,9 @@ class RunManifest:
     # per cell (method config on a benchmark split, context, model): its trials, scored
     # trial and whether it ran at smoke scale (`lifebench.runner.streams.cell_protocols`)
     cells: Optional[list[dict[str, Any]]] = None
+    # what floating-point results may depend on: the CPU architecture, Python, numpy and
+    # torch versions (`lifebench verify` names them where a replay is only within tolerance)
+    numerics: Optional[dict[str, Optional[str]]] = None
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

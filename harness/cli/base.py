@@ -85,6 +85,19 @@ def results_inputs(paths: list[str], keep_in: Optional[Path] = None) -> Iterator
                 if keep_in is not None and target.is_dir():
                     shutil.rmtree(target)
                 out.append(str(open_submission(path, target)))
+                _keep_verification(Path(path), target)
             else:
                 out.append(path)
         yield out
+
+
+def _keep_verification(archive: Path, unpacked: Path) -> None:
+    """Put `lifebench verify`'s report of `archive` (beside it) into its unpacked folder, where
+    the site looks for it: only a report of this very archive (its SHA-256)."""
+    import shutil
+
+    from lifebench.store.verification import VERIFICATION_FILE, read_report, report_path, sha256_of
+
+    found = read_report(report_path(archive))
+    if found is not None and found.subject_sha256 == sha256_of(archive):
+        shutil.copyfile(report_path(archive), unpacked / VERIFICATION_FILE)

@@ -233,6 +233,15 @@ class LLMConfig:
     prices: Optional[str] = option(None, parse=parse_text, help='a JSON price table '
                                    '{"model": [in, out]} in USD per million tokens; records '
                                    'then carry cost_usd')
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = option(
+        "max_tokens", flag="--llm-max-tokens-field", toml="llm_max_tokens_field",
+        help="the request field that carries the completion cap (max_completion_tokens for "
+             "endpoints that refuse max_tokens; otherwise learned from the first refusal)")
+    # The results directory's answers file (`lifebench.llm.answers`), set by the runner for
+    # the streams it runs; and the answers a replay gives (`lifebench verify`). Never a user's.
+    answers_path: Optional[str] = option(None, flag=None, toml=None, help="the run's answers file")
+    replay_answers: Optional[str] = option(None, flag=None, toml=None,
+                                           help="the answers file a replay takes its answers from")
     # Backoff between retries: exponential from backoff_s, capped, with full jitter.
     backoff_s: float = option(1.0, flag=None, toml=None, minimum=0, help="first backoff")
     backoff_max_s: float = option(60.0, flag=None, toml=None, minimum=0, help="longest backoff")
@@ -454,6 +463,23 @@ class RunConfig:
     @property
     def resolved_run_id(self) -> str:
         return self.run_id or f"run-{self.identity_hash()}"
+
+
+def run_config_of(spec: dict[str, Any]) -> RunConfig:
+    """The RunConfig a run's manifest recorded as its `spec` (`RunConfig.to_dict`), read back
+    through the options' own parsers (a value no longer valid is a UserError naming it)."""
+    from lifebench.config.options import options
+
+    if not isinstance(spec, dict):
+        raise UserError("the manifest's spec is not a table of options")
+    values: dict[str, Any] = {}
+    for opt in options(RunConfig):
+        value: Any = spec
+        for name in opt.path:
+            value = value.get(name) if isinstance(value, dict) else None
+        if opt.toml is not None and value not in (None, [], {}):
+            values[opt.toml] = value
+    return RunConfig.from_sources(values)
 
 
 def split_list_keep(value: Any) -> list[str]:

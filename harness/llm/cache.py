@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
@@ -101,16 +101,8 @@ class _CacheFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.conn = sqlite3.connect(path, timeout=LOCK_TIMEOUT_S, check_same_thread=False)
-            _set_up(self.conn)
-            # WAL without an fsync per commit: a power cut may lose the last answers (they
-            # are asked again), never corrupt the file
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"LLM cache {path} is unusable ({exc}); delete it or clear it "
-                            f"with `lifebench cache clear`") from None
+        self.conn = open_shared(path, (_RESPONSES_TABLE,), "LLM cache {path} is unusable ({exc}); "
+                                "delete it or clear it with `lifebench cache clear`")
         self.identity = _file_id(path)
         self.pending: dict[str, tuple[str, str, float, str]] = {}
         self.flushed = time.monotonic()
@@ -198,27 +190,47 @@ class _KeyFilter:
         return all(self.array[p >> 3] >> (p & 7) & 1 for p in positions)
 
 
-_files_lock = threading.Lock()
-_files: dict[str, _CacheFile] = {}
+FileT = TypeVar("FileT")
+
+
+class PerProcess(Generic[FileT]):
+    """This process's one object per file (its connection and what waits to be written),
+    made by `make(path)`; a new one when the file was deleted or replaced since (`lifebench
+    cache clear` in another process, a test's new directory). Objects have an `identity`."""
+
+    def __init__(self, make: Callable[[Path], FileT]) -> None:
+        self.make = make
+        self.lock = threading.Lock()
+        self.files: dict[str, FileT] = {}
+
+    def get(self, path: Path) -> FileT:
+        name = os.path.abspath(path)
+        with self.lock:
+            found = self.files.get(name)
+            if found is None or _file_id(path) != found.identity:  # type: ignore[attr-defined]
+                found = self.files[name] = self.make(Path(name))
+            return found
+
+    def pop(self, path: Path) -> Optional[FileT]:
+        with self.lock:
+            return self.files.pop(os.path.abspath(path), None)
+
+    def all(self) -> list[FileT]:
+        with self.lock:
+            return list(self.files.values())
+
+
+_files: PerProcess[_CacheFile] = PerProcess(_CacheFile)
 
 
 def _cache_file(path: Path) -> _CacheFile:
-    """The process's `_CacheFile` for `path`; a new one when the file was deleted or
-    replaced since (`lifebench cache clear` in another process, a test's new directory)."""
-    name = os.path.abspath(path)
-    with _files_lock:
-        found = _files.get(name)
-        if found is None or _file_id(path) != found.identity:
-            found = _files[name] = _CacheFile(Path(name))
-        return found
+    return _files.get(path)
 
 
 def flush_all() -> None:
     """Write every answer this process holds pending (the runner calls it at the end of a
     run, of a worker and of a Ray task)."""
-    with _files_lock:
-        files = list(_files.values())
-    for cache_file in files:
+    for cache_file in _files.all():
         cache_file.flush()
 
 
@@ -238,7 +250,28 @@ def _file_id(path: Path) -> Optional[tuple[int, int]]:
     return found.st_dev, found.st_ino
 
 
-def _set_up(conn: sqlite3.Connection) -> None:
+_RESPONSES_TABLE = ("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
+                    "model TEXT, created REAL, response TEXT NOT NULL)")
+
+
+def open_shared(path: Path, tables: tuple[str, ...], unusable: str) -> sqlite3.Connection:
+    """A connection to a file several worker processes write (the response cache, a run's
+    answers), with `tables`; `unusable` ({path}, {exc}): the UserError when it cannot be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, timeout=LOCK_TIMEOUT_S, check_same_thread=False)
+        _set_up(conn, tables)
+        # WAL without an fsync per commit: a power cut may lose the last answers (they are
+        # asked again), never corrupt the file
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.DatabaseError as exc:
+        raise UserError(unusable.format(path=path, exc=exc)) from None
+    return conn
+
+
+def _set_up(conn: sqlite3.Connection, tables: tuple[str, ...] = (_RESPONSES_TABLE,)) -> None:
+    """WAL and `tables` (CREATE TABLE IF NOT EXISTS statements) in a file several worker
+    processes may open at once (the response cache, a run's answers file)."""
     # Switching a new file to WAL does not wait on SQLite's busy handler: workers that open
     # one fresh cache together get "database is locked" at once, so retry here.
     deadline = time.monotonic() + LOCK_TIMEOUT_S
@@ -247,8 +280,8 @@ def _set_up(conn: sqlite3.Connection) -> None:
         try:
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
-                         "model TEXT, created REAL, response TEXT NOT NULL)")
+            for table in tables:
+                conn.execute(table)
             conn.commit()
             return
         except sqlite3.OperationalError as exc:

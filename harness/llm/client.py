@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from lifebench.api import cooperative
-from lifebench.api.errors import ContextOverflow, EndpointUnusable, LLMError, UserError
+from lifebench.api.errors import ContextOverflow, EndpointUnusable, LLMError, ReplayMiss, UserError
 from lifebench.api.llm import LLMReply, RoleParams, ToolCall
 from lifebench.api.records import CallTokens, RoleUsage
 from lifebench.api.untrusted import encodable, encodable_value, parse_json
 from lifebench.config.run import LLMConfig
+from lifebench.llm.answers import (COMPLETION, MALFORMED, REFUSED, Answer, RunAnswers, count_key,
+                                   keep_count, kept_count)
 from lifebench.llm.cache import ResponseCache, body_and_key
 from lifebench.llm.completion import completion_problem, read_message
 from lifebench.llm.reasoning import closes_only, split_reasoning
@@ -58,8 +60,25 @@ class EndpointQuirks:
 
     def adaptations(self) -> list[str]:
         """What is sent otherwise than asked, for the run's manifest."""
-        return ((["seed not sent (the endpoint refused it)"] if not self.send_seed else [])
-                + ([f"{self.cap_field} sent for max_tokens"] if self.cap_field != "max_tokens" else []))
+        return (([SEED_DROPPED] if not self.send_seed else [])
+                + ([f"{self.cap_field}{CAP_RENAMED}"] if self.cap_field != "max_tokens" else []))
+
+
+SEED_DROPPED = "seed not sent (the endpoint refused it)"
+CAP_RENAMED = " sent for max_tokens"
+
+
+def adapted_settings(adapted: Sequence[str]) -> dict[str, Any]:
+    """The LLMConfig settings that send from the first request what a run's manifest says
+    its endpoint was found to need (`llm_endpoint.adapted`): a replay sends (and keys)
+    every request as the run did after it adapted."""
+    settings: dict[str, Any] = {}
+    for line in adapted:
+        if line == SEED_DROPPED:
+            settings["send_seed"] = False
+        elif line.endswith(CAP_RENAMED) and line[:-len(CAP_RENAMED)] == "max_completion_tokens":
+            settings["max_tokens_field"] = "max_completion_tokens"
+    return settings
 
 
 _quirks: dict[str, EndpointQuirks] = {}
@@ -70,7 +89,7 @@ def endpoint_quirks(base_url: str) -> EndpointQuirks:
         return _quirks.setdefault(base_url, EndpointQuirks())
 
 
-_counters: dict[tuple[str, str], TokenCounter] = {}
+_counters: dict[tuple[str, str, str, str, bool], TokenCounter] = {}
 
 FIRST_CALLS = 5  # a run stops when each of its first calls to an endpoint is malformed alike
 _first_calls: dict[str, list[Optional[str]]] = {}  # base URL -> each call's problem (None: read)
@@ -106,14 +125,35 @@ class _Malformed(Exception):
         self.problem, self.arrived = problem, arrived
 
 
-def token_counter(base_url: str, model: str, timeout_s: float, key: str = "") -> TokenCounter:
+def token_counter(base_url: str, model: str, timeout_s: float, key: str = "",
+                  answers: Optional[str] = None, replayed: Optional[str] = None,
+                  replay: bool = False) -> TokenCounter:
     """The process's token counter for `model` at `base_url`: the server's `/tokenize`
-    (vLLM, SGLang) where it answers, else the estimate."""
+    (vLLM, SGLang) where it answers, else the estimate. With a run's `answers` file, a
+    count kept there (in a replay: in the `replayed` run's) is used, and one the server
+    gives is kept; in `replay` the server is never asked (a text without a kept count is
+    estimated, as the run did without a tokenizer)."""
+    where = (base_url, model, answers or "", replayed or "", replay)  # one per run
     with _slots_lock:
-        if (base_url, model) not in _counters:
-            _counters[(base_url, model)] = TokenCounter(
-                _server_tokenizer(base_url, model, timeout_s, key))
-        return _counters[(base_url, model)]
+        if where not in _counters:
+            server = None if replay else _server_tokenizer(base_url, model, timeout_s, key)
+            _counters[where] = TokenCounter(_kept_counts(base_url, model, server, answers, replayed)
+                                            if answers or replayed else server)
+        return _counters[where]
+
+
+def _kept_counts(base_url: str, model: str, server: Optional[Callable[[str], Optional[int]]],
+                 answers: Optional[str], replayed: Optional[str]) -> Callable[[str], Optional[int]]:
+    def tokenize(text: str) -> Optional[int]:
+        key = count_key(base_url, model, text)
+        kept = kept_count(answers, replayed, key)
+        if kept is not None or server is None:
+            return kept
+        counted = server(text)
+        if counted is not None:
+            keep_count(answers, key, counted)
+        return counted
+    return tokenize
 
 
 def _server_tokenizer(base_url: str, model: str, timeout_s: float, key: str):
@@ -171,16 +211,24 @@ class LLMClient:
     `seed` is the stream's seed: it is sent with every request (mixed with a role's own
     seed where its params name one: `request_seed`; none where the config says the endpoint
     takes none) and is always part of the cache key, so that seeds are independent samples
-    and a re-run of a seed replays."""
+    and a re-run of a seed replays.
+
+    `answers`: the results directory's (`lifebench.llm.answers`): every answer a call uses
+    is kept there, under the scope the runner names (`scope`: the episode's). In a replay,
+    a call finds there the answer the replayed run's call got; else in the cache; else
+    (unless the cache replays) at the endpoint."""
 
     def __init__(self, model: str, config: LLMConfig, cache: Optional[ResponseCache] = None,
                  prices: Optional[dict[str, tuple[float, float]]] = None,
-                 seed: Optional[int] = None) -> None:
+                 seed: Optional[int] = None, answers: Optional[RunAnswers] = None) -> None:
         if not config.base_url:
             raise UserError("an LLM client needs a base URL: give --base-url")
         self.model = model
         self.config = config
         self.cache = cache
+        self.answers = answers
+        self.replay = cache is not None and cache.mode == "replay"
+        self._scope = ""
         self.prices = prices or {}
         self.seed = seed
         self._key = os.environ.get(config.api_key_env) or ""
@@ -202,7 +250,10 @@ class LLMClient:
         self._notes = ReplyNotes()  # since the last take_notes
         self._tags: dict[str, str] = {}
         self._quirks = endpoint_quirks(config.base_url)
-        self._count = token_counter(config.base_url, model, config.timeout_s, self._key) \
+        if config.max_tokens_field != "max_tokens":  # said by the user, or by a replayed run
+            self._quirks.cap_field = config.max_tokens_field
+        self._count = token_counter(config.base_url, model, config.timeout_s, self._key,
+                                    config.answers_path, config.replay_answers, self.replay) \
             if config.context_window and config.trim else None
 
     def tag(self, **values: Optional[str]) -> None:
@@ -236,18 +287,20 @@ class LLMClient:
                 self._note(replaced_characters=replaced)
                 request = self._request(messages, tools, params, cap, text_tools)
                 body, key = body_and_key(request, self.config.base_url, sample, self.seed)
-            response = self.cache.get(key) if self.cache else None
-            cached = response is not None
-            if response is not None:
+            native = bool(tools) and not text_tools
+            known = self._known(key)
+            if known is not None:
+                self._keep(key, known)
+                response, cached = self._answered(known, native), True
                 break
-            if self.cache and self.cache.mode == "replay":
+            if self.replay:
                 # deterministic: no retry would find it
-                raise UserError(f"cache miss in replay mode: {self.cache.path} has no answer "
-                                f"for a request of model {self.model}, role {role}; run with "
-                                f"--cache rw to fill the cache")
+                raise ReplayMiss(f"cache miss in replay mode: {self._where()} has no answer for "
+                                 f"{REQUEST_OF}{self.model}, role {role}{self._tagged()} (key "
+                                 f"{key[:16]}){REPLAY_HINT}")
             headers = {**self._headers, **self._tags, "X-Lifebench-Role": _header_text(role)}
             try:
-                response, text = self._call_with_retries(body, headers, bool(tools) and not text_tools)
+                response, text = self._call_with_retries(body, headers, native, key)
             except _Adapted:
                 continue
             except _Malformed as malformed:
@@ -255,11 +308,14 @@ class LLMClient:
                 # unreadable (empty) reply, its own failed step
                 self._note(malformed=1)
                 _watch_first_calls(self.config.base_url, malformed.problem, malformed.arrived)
+                self._keep(key, Answer(MALFORMED, malformed.problem))
                 response, cached = None, False
                 break
             _watch_first_calls(self.config.base_url, None, "")
             if self.cache:
                 self.cache.put(key, self.model, response, text)
+            self._keep(key, Answer(COMPLETION, text))
+            cached = False
             break
         reply = _reply_of(response, cached, text_tools, self._quirks, self._note) \
             if response is not None else _UNREADABLE
@@ -271,10 +327,59 @@ class LLMClient:
             usage.cached += int(cached)
             self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached,
                                          reply.finish_reason, cap,
-                                         _reasoning_tokens(response or {}, reply), fitted.left_out))
+                                         _reasoning_tokens(response or {}, reply), fitted.left_out,
+                                         key))
             if reply.reasoning:
                 self._reasoning.append(reply.reasoning)
         return reply
+
+    def scope(self, name: str) -> None:
+        """Where the coming calls' answers are kept: the episode they are charged to."""
+        self._scope = name
+
+    def _known(self, key: str) -> Optional[Answer]:
+        """The answer a call has without asking: in a replay, the replayed run's; else the
+        cache's."""
+        known = self.answers.find(self._scope, key) if self.answers else None
+        if known is None and self.cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                known = Answer(COMPLETION, json.dumps(hit))
+        return known
+
+    def _keep(self, key: str, answer: Answer) -> None:
+        if self.answers:
+            self.answers.keep(self._scope, key, self.model, answer)
+
+    def _answered(self, answer: Answer, native_tools: bool) -> Optional[dict[str, Any]]:
+        """What a kept answer gives the call, as the endpoint's own did: the completion (None
+        for one that cannot be read, the method's failed step), or the refusal raised."""
+        if answer.kind == REFUSED:
+            self._refused(answer.status, answer.text, native_tools)
+        if answer.kind == COMPLETION:
+            data, problem = _completion(answer.text)
+            if problem is None:
+                return data
+        self._note(malformed=1)
+        return None
+
+    def _where(self) -> str:
+        return str(self.cache.path) if self.cache else "the answers"
+
+    def _tagged(self) -> str:
+        """What the call was for, from its tags (method, benchmark, split, instance, step)."""
+        tags = [f"{name[len('X-Lifebench-'):].lower()} {value}" for name, value in self._tags.items()]
+        return f" ({', '.join(tags)})" if tags else ""
+
+    def flush_answers(self) -> None:
+        """Write the answers kept so far (before the record of the episode that used them)."""
+        if self.answers:
+            self.answers.flush()
+
+    def drop_answers(self) -> None:
+        """Forget the answers of a failed attempt (its retry asks again)."""
+        if self.answers:
+            self.answers.drop()
 
     def _request(self, messages: Sequence[dict[str, Any]], tools: Optional[Sequence[dict[str, Any]]],
                  params: RoleParams, cap: Optional[int], text_tools: bool) -> dict[str, Any]:
@@ -341,7 +446,7 @@ class LLMClient:
 
     # -- the endpoint
     def _call_with_retries(self, body: bytes, headers: dict[str, str],
-                           native_tools: bool = False) -> tuple[dict[str, Any], str]:
+                           native_tools: bool = False, key: str = "") -> tuple[dict[str, Any], str]:
         """The completion, parsed and as the server sent it."""
         attempts = self.config.max_retries + 1
         last = ""
@@ -367,7 +472,7 @@ class LLMClient:
                                     f"the right key there (or name another variable with "
                                     f"--api-key-env)")
                 if status in (400, 404, 413, 422):
-                    self._refused(status, self._redact(error_line(answer.body)), native_tools)
+                    self._refused(status, self._redact(error_line(answer.body)), native_tools, key)
                 if 200 <= status < 300:
                     text = answer.body.decode("utf-8", "replace")
                     data, problem = _completion(text)
@@ -385,10 +490,13 @@ class LLMClient:
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
 
-    def _refused(self, status: int, message: str, native_tools: bool) -> None:
-        """A refusal no retry would change: what it is about decides what follows."""
+    def _refused(self, status: int, message: str, native_tools: bool, key: str = "") -> None:
+        """A refusal no retry would change: what it is about decides what follows (one over
+        the context window is kept as the key's answer: it ends an episode)."""
         where = self.config.base_url
         if is_context_overflow(message):
+            if key:  # it ends an episode: a replay meets it again
+                self._keep(key, Answer(REFUSED, message, status))
             raise ContextOverflow(f"the prompt is over the model's context window ({status}): "
                                   f"{message}")
         quirks = self._quirks
@@ -421,6 +529,15 @@ class LLMClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
+
+
+REQUEST_OF, REPLAY_HINT = "the request of model ", "; run with --cache rw to fill the cache"
+
+
+def missed_request(message: str) -> str:
+    """The request a replay miss's message names (what `lifebench verify` reports)."""
+    start = message.find(REQUEST_OF)
+    return message[start + len("the "):].replace(REPLAY_HINT, "") if start >= 0 else message
 
 
 def _header_text(value: str) -> str:

@@ -182,6 +182,8 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
     llm = make_llm_client(build.model, build.llm, build.seed, method=build.provider,
                           benchmark=stream.benchmark, split=stream.split,
                           instance=unit.instance_id) if build.llm is not None else None
+    if llm is not None:
+        llm.scope(f"context/{unit.key}")
     env: Optional[CountedExplorationEnv] = None
     status, error, document, values = Status.OK, None, None, {}
     side = "env"
@@ -225,9 +227,12 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
                 pass
     if llm is not None:
         usage = llm.take_usage()
-        llm.take_calls()
+        calls = llm.take_calls()
         llm.take_notes()
-        values.update(llm_usage=dict(sorted(usage.items())),
+        # kept before the line that names them; a failed attempt's are forgotten
+        llm.flush_answers() if status is Status.OK else llm.drop_answers()
+        values.update(llm_call_keys=[call.key for call in calls],
+                      llm_usage=dict(sorted(usage.items())),
                       llm_calls=sum(u.calls for u in usage.values()),
                       tokens_in=sum(u.tokens_in for u in usage.values()),
                       tokens_out=sum(u.tokens_out for u in usage.values()),

@@ -47,6 +47,7 @@ class RunAborted:
     unit_id: int
     message: str
     exit_code: int = 2  # the UserError's: 1 for an endpoint no reply of which can be read
+    replay_miss: bool = False  # a request a replay has no answer for (`ReplayMiss`)
 
 
 @dataclass

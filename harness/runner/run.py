@@ -9,13 +9,15 @@ from typing import Any, Optional
 
 from lifebench import registry
 from lifebench.config.run import ExecutionConfig, RunConfig
+from lifebench.llm.window import CHARS_PER_TOKEN
 from lifebench.runner.contexts import given_contexts, plan_contexts
 from lifebench.runner.plan import attach_contexts, attach_prepared, plan_units, prepared_waves
 from lifebench.runner.progress import Progress
-from lifebench.runner.streams import Refusal, cell_protocols, expand, with_context_window
+from lifebench.runner.streams import (Refusal, cell_protocols, expand, with_context_window,
+                                      with_llm_settings)
 from lifebench.runner.writer import Executor, RunOutcome
 from lifebench.store.manifest import environment_info, make_manifest
-from lifebench.store.results import ResultsStore
+from lifebench.store.results import ANSWERS_FILE, ResultsStore
 
 
 def results_dir(config: RunConfig, execution: ExecutionConfig) -> Path:
@@ -43,11 +45,13 @@ def plugin_distributions(config: RunConfig) -> set[str]:
 
 
 def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False,
-            tool_decision: Optional[dict[str, Any]] = None) -> RunOutcome:
+            tool_decision: Optional[dict[str, Any]] = None,
+            only_streams: Optional[set[str]] = None) -> RunOutcome:
     """Run `config`; as a grid (`lifebench grid`), cells that cannot run (no LLM given, no
     oracle, the method's own reason) are refused and recorded instead of stopping the run.
     `tool_decision`: how the tool protocol was decided before the run (the CLI's probe),
-    for the manifest."""
+    for the manifest. `only_streams`: play only these streams (by id; `lifebench verify
+    --sample`), each from its start, with the contexts they are given."""
     refused: list[Refusal] = []
     streams = expand(config, refused, grid)
     out = results_dir(config, execution)
@@ -57,12 +61,17 @@ def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False,
                                streams[0].run_id)
         plan = plan_units(streams, existing.records, store, execution.workers,
                           execution.concurrency)
+        if only_streams is not None:
+            _keep_only(plan, builds, only_streams)
+        for unit in [*plan.units, *builds]:  # every answer the run uses is kept in OUT
+            unit.stream = with_llm_settings(unit.stream, answers_path=str(out / ANSWERS_FILE))
         packages = sorted({p for b in config.benchmarks for p in registry.get_benchmark(b).packages}
                           | plugin_distributions(config))
         info = environment_info(packages)
         endpoint = None
         if (plan.to_run or builds) and config.model and config.llm.base_url:
-            endpoint = _check_endpoint(config, plan.units, builds)
+            endpoint = _check_endpoint(config, plan.units, builds) \
+                if config.llm.cache != "replay" else _replayed_endpoint(config)
             if tool_decision is not None:
                 endpoint["tool_calling"] = tool_decision
         earlier = store.last_manifest()
@@ -96,12 +105,49 @@ def execute(config: RunConfig, execution: ExecutionConfig, grid: bool = False,
                 outcome.absorb(make_executor(execution).run(later, store, progress.update))
         finally:
             progress.close()
-        if outcome.adapted:  # a refused seed, say: the manifest says what was sent instead
-            store.amend_last_manifest(llm_endpoint={**(endpoint or {}),
-                                                    "adapted": sorted(outcome.adapted)})
+        learned = _learned(endpoint, outcome, out / ANSWERS_FILE, config.llm.trim)
+        if learned:  # a refused seed, say: the manifest says what was sent instead
+            store.amend_last_manifest(llm_endpoint={**(endpoint or {}), **learned})
     outcome.already_done = plan.already_done
     outcome.contexts_built, outcome.contexts_failed = contexts.contexts_built, contexts.contexts_failed
     return outcome
+
+
+def _keep_only(plan: Any, builds: list, streams: set[str]) -> None:
+    """Leave in `plan` and `builds` only what the named streams play and are given (the
+    contexts keep the charges the whole run gave them)."""
+    plan.units[:] = [u for u in plan.units if u.stream.stream_id in streams]
+    plan.to_run = sum(len(u.positions) for u in plan.units)
+    needed = {u.stream.context_build.key(u.stream.benchmark, u.stream.benchmark_config_hash, i)
+              for u in plan.units if u.stream.context_build is not None
+              for i in u.stream.instance_ids}
+    builds[:] = [b for b in builds if b.key in needed]
+
+
+def _replayed_endpoint(config: RunConfig) -> dict[str, Any]:
+    """The endpoint of a replay (`--cache replay`), which is never contacted: the window
+    the config gives, nothing asked."""
+    window = config.llm.context_window
+    return {"model": config.model, "served": None, "context_window": window,
+            "context_window_source": "--context-window" if window else None,
+            "contacted": False}
+
+
+def _learned(endpoint: Optional[dict], outcome: RunOutcome, answers: Path,
+             trim: bool) -> dict[str, Any]:
+    """What the run's clients found out about the endpoint, for its manifest: what they sent
+    otherwise than asked, and how prompts' tokens were counted to fit the window."""
+    from lifebench.llm import answers as answers_file
+
+    learned: dict[str, Any] = {}
+    if outcome.adapted:
+        learned["adapted"] = sorted(outcome.adapted)
+    answers_file.close(answers)
+    if endpoint and endpoint.get("context_window") and trim and answers.exists():
+        counted = answers_file.summary(answers).token_counts
+        learned["token_counts"] = ({"source": "/tokenize", "texts": counted} if counted else
+                                   {"source": "estimate", "chars_per_token": CHARS_PER_TOKEN})
+    return learned
 
 
 def _check_endpoint(config: RunConfig, units: list, builds: list) -> Optional[dict]:

@@ -367,10 +367,16 @@ def _instance_ids(config: RunConfig, bench: Any, split: str, seed: int) -> tuple
 def with_context_window(stream: StreamSpec, window: int) -> StreamSpec:
     """`stream` whose LLM clients (its method's, its context builder's) fit prompts to
     `window` tokens."""
-    def fitted(llm: Optional[LLMConfig]) -> Optional[LLMConfig]:
-        return dataclasses.replace(llm, context_window=window) if llm is not None else None
+    return with_llm_settings(stream, context_window=window)
+
+
+def with_llm_settings(stream: StreamSpec, **settings: Any) -> StreamSpec:
+    """`stream` whose LLM clients (its method's, its context builder's) have `settings`
+    (LLMConfig fields: what the run found out, such as the window or its answers file)."""
+    def changed(llm: Optional[LLMConfig]) -> Optional[LLMConfig]:
+        return dataclasses.replace(llm, **settings) if llm is not None else None
 
     build = stream.context_build
     if build is not None:
-        build = dataclasses.replace(build, llm=fitted(build.llm))
-    return dataclasses.replace(stream, llm=fitted(stream.llm), context_build=build)
+        build = dataclasses.replace(build, llm=changed(build.llm))
+    return dataclasses.replace(stream, llm=changed(stream.llm), context_build=build)

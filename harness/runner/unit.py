@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Union
 
 import lifebench
 from lifebench import registry
-from lifebench.api.errors import UserError
+from lifebench.api.errors import ReplayMiss, UserError
 from lifebench.api.protocols import Method, StreamContext
 from lifebench.api.records import (CallTokens, EpisodeOutcome, EpisodeRecord, EpisodeTrajectory,
                                    RoleUsage, Status, TaskInfo)
@@ -191,6 +191,8 @@ class _MethodHolder:
         support = self.benchmark.support_split
         before = self._usage_so_far()
         method.prepare(self.benchmark.instances(support) if support else [])
+        if self.llm is not None:
+            self.llm.flush_answers()  # kept even if the first episode fails: none asks again
         spent = self._usage_so_far()  # the next episode's record still counts it
         self.note = {"key": key, "reused": False,
                      **{k: spent[k] - before[k] for k in ("llm_calls", "tokens_in", "tokens_out")}}
@@ -210,6 +212,11 @@ class _MethodHolder:
         usage = self.llm.pending_usage().values() if self.llm is not None else ()
         return {"llm_calls": sum(u.calls for u in usage), "tokens_in": sum(u.tokens_in for u in usage),
                 "tokens_out": sum(u.tokens_out for u in usage)}
+
+    def scope(self, position: int) -> None:
+        """Keep the coming calls' answers under the episode at `position`."""
+        if self.llm is not None:
+            self.llm.scope(f"{self.stream.stream_id}/{position}")
 
     def take_prepared(self) -> tuple[Optional[dict[str, Any]], Optional[dict[str, Any]]]:
         """(the artifact made since the last call, to store; extra.prepared for the next
@@ -250,6 +257,8 @@ class _UnitPlayer:
         self.method: Optional[Method] = None
         self.setup_error: Optional[str] = None
         self.retriable = True  # whether the last failed attempt is worth another
+        if unit.positions:  # a preparation's calls are the first episode's
+            self.holder.scope(unit.positions[0])
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -296,6 +305,7 @@ class _UnitPlayer:
 
     def _attempt(self, position: int, attempt: int) -> EpisodeRecord:
         self.emit(EpisodeStarted(self.unit.unit_id, position, attempt))
+        self.holder.scope(position)
         given = self._given(position)
         task = task_info(self.stream, position, self.instructions, given)
         self.retriable = True
@@ -331,6 +341,9 @@ class _UnitPlayer:
         if note is not None:
             outcome = dataclasses.replace(outcome, extra={**outcome.extra, "prepared": note})
         record = make_record(self.stream, position, outcome, attempt, spend, given)
+        if self.holder.llm is not None:  # kept before the record that names them; a failed
+            # attempt's are forgotten (its retry asks again, and its answers take their places)
+            self.holder.llm.flush_answers() if record.is_result else self.holder.llm.drop_answers()
         trajectory = None
         if self.record_trajectories:
             trajectory = EpisodeTrajectory(position, record.instance_id, record.trial, attempt,
@@ -342,6 +355,9 @@ class _UnitPlayer:
         return record
 
 
+DIVERGED = "diverged in "  # a replayed stream's stop at a request not among the answers
+
+
 def run_unit(unit: Union[WorkUnit, ContextUnit], emit: Callable[[Event], None],
              record_trajectories: bool = True) -> None:
     try:
@@ -349,5 +365,11 @@ def run_unit(unit: Union[WorkUnit, ContextUnit], emit: Callable[[Event], None],
             build_context(unit, emit)
         else:
             _UnitPlayer(unit, emit, record_trajectories).play()
+    except ReplayMiss as exc:
+        llm = unit.stream.llm or (unit.stream.context_build.llm if unit.stream.context_build else None)
+        if llm is not None and llm.replay_answers:  # `lifebench verify`: only this stream stops
+            emit(UnitFinished(unit.unit_id, stopped=f"{DIVERGED}{unit.stream.stream_id}: {exc}"))
+        else:
+            emit(RunAborted(unit.unit_id, str(exc), exc.exit_code, replay_miss=True))
     except UserError as exc:
         emit(RunAborted(unit.unit_id, str(exc), exc.exit_code))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol, Union
 
 from lifebench.api.records import EpisodeRecord, Status
-from lifebench.api.errors import EndpointUnusable, UserError
+from lifebench.api.errors import EndpointUnusable, ReplayMiss, UserError
 from lifebench.runner.contexts import ContextUnit, context_failure
 from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeStarted, Event,
                                      RunAborted, UnitFinished)
@@ -108,6 +108,8 @@ class Writer:
             if event.stopped:
                 self.outcome.stopped.append(event.stopped)
         elif isinstance(event, RunAborted):
+            if event.replay_miss:
+                raise ReplayMiss(event.message)
             raise (EndpointUnusable if event.exit_code == EndpointUnusable.exit_code
                    else UserError)(event.message)
 

@@ -26,7 +26,7 @@ from lifebench.store.files import ResultsWriteError, atomic_write
 
 CONTEXTS_FILE = "contexts.jsonl"
 CONTEXTS_DIR = "contexts"
-CONTEXT_SCHEMA_VERSION = 1
+CONTEXT_SCHEMA_VERSION = 2
 MAX_PAYLOAD_CHARS = 50_000_000  # a context file: a document and what its build kept
 
 
@@ -66,6 +66,9 @@ class ContextRecord:
     charge_to: Optional[str] = None
     reused_from: Optional[str] = None
     schema_version: int = CONTEXT_SCHEMA_VERSION
+    # schema 2: its LLM calls' request keys, in order (their answers: the results
+    # directory's answers file); [] in lines of schema 1
+    llm_call_keys: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

@@ -7,6 +7,9 @@ Layout of OUT:
     trajectories/<stream>.jsonl   actions and observations of every episode of a stream
     state/<stream>/<pos>.json     a lifelong method's memory after the episode at <pos>
     contexts.jsonl, contexts/ instance contexts (see lifebench.store.contexts)
+    answers.sqlite            every answer the run's LLM calls used, by request key, and the
+                              server's token counts (see lifebench.llm.answers): what
+                              `lifebench verify` replays the run from
     .lock                     held (flock) by the process writing OUT
 
 Commit order for an episode: trajectory, then state, then the record. The record is the
@@ -41,6 +44,7 @@ from lifebench.store.records_file import EPISODES_FILE, RecordsFile, read_record
 PARTIAL_SUFFIX = ".torn"
 MANIFEST_FILE = "manifest.json"
 TRAJECTORIES_DIR = "trajectories"
+ANSWERS_FILE = "answers.sqlite"
 SYNC_EVERY_S = 0.05
 # Files this package wrote, read back: bounded for memory's sake, far above what any run
 # writes (a manifest entry is a few kB; InstructRAG's state ~100 MB on ScienceWorld).

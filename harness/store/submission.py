@@ -9,6 +9,10 @@ holding, at its root:
     manifest.json          the runs' manifests (spec, versions, commands)
     contexts.jsonl, contexts/   the instance contexts, when the run built any
     trajectories/          the episodes' steps (what `lifebench view` shows per episode)
+    aside/                 per-call lists set aside from records with many calls
+    answers.sqlite         every answer the runs' LLM calls used, by request key (what
+                           `lifebench verify` replays them from); left out with
+                           --no-responses, which makes the submission "not replayable"
 
 Invariants: a member is a regular file (or a folder) under one of these names, with no
 absolute path, `..`, link or device; every file is listed in submission.json with its
@@ -34,15 +38,16 @@ from typing import Any, Optional
 import lifebench
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
+from lifebench.store.aside import ASIDE_DIR
 from lifebench.store.contexts import CONTEXTS_DIR, CONTEXTS_FILE
 from lifebench.store.records_file import EPISODES_FILE, read_directory
-from lifebench.store.results import MANIFEST_FILE, TRAJECTORIES_DIR, read_manifest_runs
+from lifebench.store.results import ANSWERS_FILE, MANIFEST_FILE, TRAJECTORIES_DIR, read_manifest_runs
 
 FORMAT = "lifebench-submission"
 VERSION = 1
 INFO_FILE = "submission.json"
 FILES = (EPISODES_FILE, MANIFEST_FILE, CONTEXTS_FILE)
-FOLDERS = (TRAJECTORIES_DIR, CONTEXTS_DIR)
+FOLDERS = (TRAJECTORIES_DIR, CONTEXTS_DIR, ASIDE_DIR)
 
 
 def _digest(data: bytes) -> str:
@@ -93,9 +98,11 @@ def describe(directory: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
             "runs": [run.get("run_id") for run in runs], "methods": methods, "plugins": plugins}
 
 
-def write_submission(directory: str | Path, out: str | Path) -> dict[str, Any]:
+def write_submission(directory: str | Path, out: str | Path,
+                     answers: Optional[Path] = None) -> dict[str, Any]:
     """Write the submission of results directory `directory` to `out` (.tar.gz); its
-    submission.json content."""
+    submission.json content. `answers`: a whole copy of the directory's answers file, to
+    include (None: the submission is not replayable)."""
     directory, out = Path(directory), Path(out)
     for required in (EPISODES_FILE, MANIFEST_FILE):
         if not (directory / required).is_file():
@@ -107,6 +114,10 @@ def write_submission(directory: str | Path, out: str | Path) -> dict[str, Any]:
     info = describe(directory, records)
     names = _members(directory)
     contents = {name: (directory / name).read_bytes() for name in names}
+    if answers is not None:
+        contents[ANSWERS_FILE] = answers.read_bytes()
+    info["responses"] = answers is not None
+    info["answers_bytes"] = len(contents.get(ANSWERS_FILE, b""))
     info["files"] = {name: _digest(data) for name, data in contents.items()}
     out.parent.mkdir(parents=True, exist_ok=True)
     scratch = out.with_name(out.name + ".partial")
@@ -134,7 +145,7 @@ def _allowed(name: str) -> bool:
     path = PurePosixPath(name)
     if path.is_absolute() or ".." in path.parts or not path.parts:
         return False
-    return name in (INFO_FILE, *FILES) or path.parts[0] in FOLDERS
+    return name in (INFO_FILE, *FILES, ANSWERS_FILE) or path.parts[0] in FOLDERS
 
 
 # Bounds on what an archive from a stranger may unpack into (a results directory of 100,000

@@ -18,7 +18,7 @@ from lifebench.leaderboard.site.episodes import (MethodLabels, episode_index, fa
                                                  order_key, stream_id, stream_payloads)
 from lifebench.leaderboard.site.inputs import SiteInputs, load_inputs
 from lifebench.leaderboard.site.jsdata import write_script
-from lifebench.leaderboard.site.provenance import manifest_view
+from lifebench.leaderboard.site.provenance import manifest_view, verification_marks
 from lifebench.leaderboard.site.series import figures
 from lifebench.leaderboard.site.summary import (comparisons_json, further_tables, grid_json,
                                                headline_json)
@@ -101,8 +101,9 @@ def build_site(directories: Sequence[str | Path], output: str | Path, trials: Op
         "comparisons": comparisons_json(inputs.records, list(metrics), correction, trials),
         "tables": further_tables(inputs.records, trials),
         "figures": figures(inputs.records, trials),
-        "manifests": [manifest_view(m, str(inputs.directories[m["directory"]]))
-                      for m in inputs.manifests],
+        "manifests": [{**manifest_view(m, str(inputs.directories[m["directory"]])),
+                       "verification": m["directory"]} for m in inputs.manifests],
+        "verifications": verification_marks(inputs.directories),
         "failures": _failures(inputs, rows, labels),
     }
     _prepare(out)

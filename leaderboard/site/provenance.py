@@ -9,8 +9,12 @@ every key that names a secret is replaced."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Optional, Sequence
 from urllib.parse import urlsplit
+
+from lifebench.store.results import ANSWERS_FILE
+from lifebench.store.verification import mark_of
 
 REDACTED = "[redacted]"
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s,;\"']+")
@@ -83,3 +87,15 @@ def manifest_view(entry: dict[str, Any], directory: str) -> dict[str, Any]:
         "streams": len(entry.get("streams") or []),
         "spec": spec,
     })
+
+
+def verification_marks(directories: Sequence[Path]) -> list[dict[str, Any]]:
+    """Per input directory (a submission unpacked, or a results directory): whether it was
+    replayed from its answers (`lifebench verify`) and what that found, with the report."""
+    out = []
+    for path in directories:
+        folder = path if path.is_dir() else path.parent  # DIR or DIR/episodes.jsonl
+        mark = mark_of(folder, ANSWERS_FILE)
+        out.append(sanitized({"directory": str(path), "verdict": mark.verdict, "mark": mark.text,
+                              "report": mark.report}))
+    return out

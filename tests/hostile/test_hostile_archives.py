@@ -12,18 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import archive_members, one_line_error
+from conftest import archive_members, one_line_error, rewrite_archive
 
 
 def _rewrite(archive: Path, target: Path, change) -> Path:
-    files = archive_members(archive)
-    change(files)
-    with tarfile.open(target, "w:gz") as tar:
-        for name, data in files.items():
-            member = tarfile.TarInfo(name)
-            member.size = len(data)
-            tar.addfile(member, io.BytesIO(data))
-    return target
+    return rewrite_archive(archive, target, change)
 
 
 def test_a_corrupt_or_foreign_archive_is_refused_in_one_line(submitted, cli, tmp_path):

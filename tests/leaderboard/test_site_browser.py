@@ -308,3 +308,43 @@ def test_screenshots_of_the_main_pages(page, site, tmp_path):
     shots.append(page.screenshot(out / "site-pair.png"))
     assert all(p.stat().st_size > 10_000 for p in shots)
     assert page.errors() == []
+
+
+def test_each_input_is_marked_by_its_replay_with_the_report_a_click_away(page, results, tmp_path):
+    import shutil
+
+    from lifebench.store.verification import Difference, Verification, sha256_of, write_report
+
+    inputs = []
+    for name in ("exact", "differed", "bare", "unverified"):
+        folder = tmp_path / name
+        shutil.copytree(results, folder, ignore=shutil.ignore_patterns("site*", "answers.sqlite*",
+                                                                       "verification.json"))
+        if name != "bare":  # a run keeps its answers; `--no-responses` left them out
+            (folder / "answers.sqlite").write_bytes(b"")
+        n = len((folder / "episodes.jsonl").read_text().splitlines())
+        if name == "exact":
+            write_report(folder / "verification.json", Verification(
+                "exact", episodes=n, exact=n, records_sha256=sha256_of(folder / "episodes.jsonl")))
+        if name == "differed":
+            write_report(folder / "verification.json", Verification(
+                "differed", episodes=n, exact=n - 1, differences_total=1,
+                differences=[Difference("plancraft:val x trial 0", "success", True, False)],
+                records_sha256=sha256_of(folder / "episodes.jsonl")))
+        inputs.append(folder)
+    site = build_site(inputs, tmp_path / "site").output
+    open_site(page, site)
+    marks = page.evaluate("[...document.querySelectorAll('ul.verifications li .mark')].map(m => m.textContent)")
+    assert marks == [f"replayed exactly ({n}/{n})", "replayed, 1 difference", "not replayable",
+                     "not verified"]
+    page.evaluate("document.querySelectorAll('ul.verifications a.mark-link')[1].click()")
+    page.wait_for("!!document.querySelector('#verification table.differences')")
+    report = page.evaluate("document.getElementById('verification').textContent")
+    assert "1 difference(s)" in report and "plancraft:val x trial 0" in report and "success" in report
+    # a row's provenance says the same of the runs it comes from
+    page.evaluate("location.hash = '#leaderboard'")
+    page.wait_for("!!document.querySelector('button.from')")
+    page.evaluate("document.querySelector('button.from').click()")
+    note = page.evaluate("document.querySelector('.provenance:not([hidden])').textContent")
+    assert "replay from its answers: " in note and any(m in note for m in marks)
+    assert page.errors() == []

@@ -231,8 +231,11 @@ def test_long_episodes_are_played_to_their_budget_with_fitted_prompts(cli, llm_s
         assert all(a != b for a, b in zip(roles, roles[1:])), roles
         assert all(set(m) == {"role", "content"} for m in messages), "no mark reaches the server"
     manifest = json.loads((out / "manifest.json").read_text())["runs"][-1]
-    assert manifest["llm_endpoint"] == {"model": "qwen3", "served": True, "context_window": 1000,
-                                        "context_window_source": "/v1/models"}
+    endpoint = manifest["llm_endpoint"]
+    assert {k: endpoint[k] for k in ("model", "served", "context_window", "context_window_source")} \
+        == {"model": "qwen3", "served": True, "context_window": 1000, "context_window_source": "/v1/models"}
+    # what fitted the prompts, for a replay (docs/verify.md): the server's own counts
+    assert endpoint["token_counts"]["source"] == "/tokenize" and endpoint["token_counts"]["texts"] > 0
     # the same with --no-trim: each episode ends at the window, once, and the run exits 0
     plain = alfworld_react(cli, srv, tmp_path / "plain", "--no-trim", "--retries", "2")
     assert plain.returncode == 0, plain.stderr

@@ -9,7 +9,7 @@ LB.keys = null;
 LB.render = function () {
   var route = LB.parseRoute(location.hash);
   var page = LB.pages[route.page] ? route.page : "leaderboard";
-  var section = {episode: "episodes", pair: "episodes"}[page] || page;
+  var section = {episode: "episodes", pair: "episodes", verification: "runs"}[page] || page;
   document.querySelectorAll("#nav a").forEach(function (a) {
     a.classList.toggle("active", a.dataset.page === section);
   });

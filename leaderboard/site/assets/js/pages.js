@@ -3,9 +3,19 @@
 "use strict";
 LB.pages = LB.pages || {};
 
+/* A results directory's replay mark ("replayed exactly (N/N)", "replayed, M differences",
+   "not replayable", "not verified"), its report one click away where there is one. */
+LB.replayMark = function (index) {
+  var v = (LB.data.verifications || [])[index];
+  if (!v) return null;
+  var mark = LB.el("span.mark.mark-" + v.verdict.replace(/_/g, "-"), {text: v.mark, title: v.report ? v.report.summary : ""});
+  return v.report ? LB.el("a.mark-link", {href: LB.href("verification", [String(index)])}, mark) : mark;
+};
+
 LB.runLine = function (run, index) {
   var spec = run.spec_file ? "spec " + run.spec_file : "command line (no spec file)";
   return LB.el("li", {},
+    run.verification === undefined ? null : LB.el("div.small", {}, "replay from its answers: ", LB.replayMark(run.verification)),
     LB.el("a", {href: LB.href("runs", [String(index)]), text: "run " + (run.run_id || "?")}),
     " · " + (run.started_utc || "?") + " · " + spec,
     LB.el("div.small", {}, LB.el("code", {text: run.command || ""})),
@@ -39,6 +49,12 @@ LB.provenance = function (cell, panel, title) {
 LB.pages.leaderboard = function (view) {
   var grid = LB.data.grid, cells = grid.cells;
   var card = LB.section("Leaderboard");
+  var marks = LB.data.verifications || [];
+  if (marks.length) {  // each input's replay from its answers (`lifebench verify`)
+    card.appendChild(LB.el("ul.verifications", {}, marks.map(function (v, i) {
+      return LB.el("li", {}, LB.el("code", {text: v.directory}), " · ", LB.replayMark(i));
+    })));
+  }
   card.appendChild(LB.note("One table per benchmark, as `lifebench leaderboard` prints it: success and " +
     "mean score with 95% intervals (cluster-robust over task families where the benchmark names them). " +
     "Click a header to sort; “from…” shows where a row's results came from."));

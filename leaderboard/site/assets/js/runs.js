@@ -52,3 +52,32 @@ LB.pages.runs = function (view, route) {
   }
   view.appendChild(fail);
 };
+
+/* What `lifebench verify` found when it replayed one input from its answers. */
+LB.pages.verification = function (view, route) {
+  var index = +route.args[0], v = (LB.data.verifications || [])[index];
+  var card = LB.section("Replay of " + (v ? v.directory : "?"), "verification");
+  if (!v || !v.report) {
+    card.appendChild(LB.note(v ? v.mark + ": no report of `lifebench verify` for these records." : "No such input."));
+    view.appendChild(card);
+    return;
+  }
+  var r = v.report;
+  card.appendChild(LB.el("p", {}, LB.replayMark(index)));
+  card.appendChild(LB.el("p", {text: r.summary}));
+  card.appendChild(LB.el("p.small", {text: [
+    "verified " + (r.verified_utc || "?") + " by lifebench " + (r.lifebench || "?"),
+    LB.plural(r.answers || 0, "answer") + " replayed offline", (r.seconds || 0) + " s",
+    r.sample ? "a sample of " + r.sample.streams + " of " + r.sample.of + " streams (seed " + r.sample.seed + ")" : "every stream",
+    (r.tolerance_fields || []).length ? "within tolerance: " + r.tolerance_fields.join(", ") : null
+  ].filter(Boolean).join(" · ")}));
+  (r.notes || []).forEach(function (n) { card.appendChild(LB.note("note: " + n)); });
+  if ((r.differences || []).length) {
+    card.appendChild(LB.table({title: r.differences.length < r.differences_total ? "the first " + r.differences.length : "",
+      headers: ["record", "field", "submitted", "replayed", "within tolerance"], className: "differences",
+      rows: r.differences.map(function (d) {
+        return [d.record, d.field, JSON.stringify(d.submitted), JSON.stringify(d.replayed), d.within_tolerance ? "yes" : "no"];
+      })}));
+  }
+  view.appendChild(card);
+};
