@@ -88,6 +88,18 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return scores
 
 
+def similarity_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Each row's dot product with `query` (unit rows and query: their cosine similarity),
+    computed alike for every row: float64 products of the float32 inputs (exact), summed
+    along the row, rounded to float32. A matrix product through BLAS rounds a row by where
+    it falls in the kernel's blocks, and the kernel is the CPU's (OpenBLAS's SkylakeX,
+    Haswell, ...): equal texts at two positions did not tie, and a ranking made on one
+    machine was not the one a replay made on another (docs/verify.md). Here a row's score
+    depends on the row and the query alone."""
+    products = np.asarray(rows, dtype=np.float64) * np.asarray(query, dtype=np.float64)
+    return products.sum(axis=-1).astype(np.float32)
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the `k` highest scores of a 1-d array, best first; ties keep the lower
     index first, so rankings do not depend on the sort's internals."""
@@ -184,7 +196,7 @@ class Embedder:
         if not len(candidates):
             return np.zeros(0, dtype=np.float32)
         vectors = self.embed([query, *candidates])
-        return vectors[1:] @ vectors[0]
+        return similarity_scores(vectors[1:], vectors[0])
 
     def nearest(self, query: str, candidates: Sequence[str], k: int = 1) -> list[Neighbour]:
         """The `k` candidates most similar to `query`, best first (fewer when there are

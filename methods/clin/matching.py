@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from lifebench.embeddings import Embedder
+from lifebench.embeddings import Embedder, similarity_scores
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Words too common to tell actions apart when pre-ranking by shared words.
@@ -68,7 +68,7 @@ class ActionMatcher:
             mine = words(text)
             pool = sorted(pool, key=lambda a: -len(mine & words(a)))[: self.shortlist]
         vectors = self.embedder.embed([text, *pool])
-        similarities = vectors[1:] @ vectors[0]
+        similarities = similarity_scores(vectors[1:], vectors[0])
         order = sorted(range(len(pool)), key=lambda i: -float(similarities[i]))[:k]
         return [(pool[i], float(similarities[i])) for i in order]
 

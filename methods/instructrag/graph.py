@@ -19,6 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from lifebench.embeddings import similarity_scores
+
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -99,7 +101,7 @@ class InstructionGraph:
         same = [i for i, text in enumerate(self._texts) if text == instruction and allowed[i]]
         if same:
             return self._owner[same[0]], 1.0
-        scores = self._vectors @ self.embed([instruction])[0]
+        scores = similarity_scores(self._vectors, self.embed([instruction])[0])
         scores[~allowed] = -np.inf
         best = int(np.argmax(scores))
         return self._owner[best], float(min(1.0, scores[best]))

@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from lifebench.embeddings import similarity_scores
 from lifebench.methods.instructrag.graph import Edge, InstructionGraph
 
 # The traversal's bounds: paths are not longer than this, and one retrieval makes at most
@@ -40,7 +41,7 @@ class Retrieval:
 
 def _cos(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     # the embedder's vectors are unit length
-    return vectors @ query
+    return similarity_scores(vectors, query)
 
 
 class Traversal:

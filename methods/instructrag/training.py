@@ -22,6 +22,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from lifebench.api import Instance
+from lifebench.embeddings import similarity_scores
 from lifebench.methods.instructrag import matcher, policy
 from lifebench.methods.instructrag.encoders import Encoder
 from lifebench.methods.instructrag.graph import InstructionGraph
@@ -229,7 +230,7 @@ class Learner:
         if not stored:
             return Retrieval()
         vectors = self.graph.embed([p.question for p in stored])
-        scores = vectors @ self.graph.embed([question])[0]
+        scores = similarity_scores(vectors, self.graph.embed([question])[0])
         out = Retrieval()
         for index in np.argsort(-scores, kind="stable"):
             path = stored[int(index)].instructions

@@ -6,6 +6,9 @@ so a change that breaks the numpy forward pass fails here without torch installe
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import threading
 import zipfile
@@ -15,7 +18,7 @@ import pytest
 
 from lifebench.api import UserError
 from lifebench.embeddings import (DEFAULT_MODEL, MODEL_ENV, Embedder, Neighbour, cosine,
-                                  find_model, get_embedder, load_embedder, top_k)
+                                  find_model, get_embedder, load_embedder, similarity_scores, top_k)
 
 SENTENCES = ["open door to kitchen", "go to the kitchen door and open it",
              "pick up the thermometer", "move [I12] to [A1] with quantity 1"]
@@ -61,7 +64,38 @@ def test_deterministic_across_loads_and_batches(model_env):
     batch = SENTENCES * 3 + [f"open door to room {i}" for i in range(40)]
     assert np.array_equal(first.embed(batch), second.embed(batch))
     alone = Embedder(DEFAULT_MODEL, second._model).embed(SENTENCES[:1])
-    np.testing.assert_allclose(alone[0], first.embed(batch)[0], atol=1e-6)
+    assert np.array_equal(alone[0], first.embed(batch)[0])  # a text's vector is its own
+
+
+TIES = """
+import json, sys
+from lifebench.embeddings import get_embedder
+texts = json.loads(sys.argv[1])
+scores = get_embedder().similarities(texts[0], texts[1:])
+print(json.dumps([float(s) for s in scores]))
+"""
+
+
+def test_equal_texts_tie_exactly_wherever_they_stand_and_whatever_the_blas_kernel(embedder):
+    # A matrix product through BLAS rounds a row by where it falls in the kernel's blocks,
+    # and OpenBLAS picks its kernel by CPU: a replay on another machine ranked otherwise.
+    pool = [f"open door to room {i}" for i in range(37)]
+    for where in range(len(pool)):
+        candidates = pool[:where] + ["open the fridge"] + pool[where:] + ["open the fridge"]
+        scores = embedder.similarities("open the kitchen fridge", candidates)
+        assert scores[where] == scores[-1] and int(top_k(scores, 1)[0]) == where
+    rows = embedder.embed(pool)
+    exact = rows.astype(np.float64) @ rows[0].astype(np.float64)
+    assert np.allclose(similarity_scores(rows, rows[0]), exact, rtol=0, atol=1e-7)
+    kernels = ["Haswell", "Sandybridge"] if "avx2" in open("/proc/cpuinfo").read() else []
+    query, texts = "open the kitchen fridge", ["open the fridge", *pool[:9], "open the fridge"]
+    for kernel in kernels:  # the same texts under another of OpenBLAS's kernels
+        done = subprocess.run([sys.executable, "-c", TIES, json.dumps([query, *texts])],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "OPENBLAS_CORETYPE": kernel})
+        assert done.returncode == 0, done.stderr
+        there = json.loads(done.stdout)
+        assert there[0] == there[-1] and abs(there[0] - float(embedder.similarities(query, texts)[0])) < 1e-5
 
 
 def test_meaning_ranks_a_paraphrase_above_an_unrelated_action(embedder):
