@@ -34,6 +34,7 @@ from lifebench.api.teaching import PlanStep, Teacher, TeacherPlan, remaining_seq
 if TYPE_CHECKING:
     from lifebench.api.context import ContextSchema, InstanceFacts
     from lifebench.api.data import RemoteData
+    from lifebench.api.jobs import Jobs
 
 # A split in recipe-dependency order (How²'s curriculum ablation) is named after the split
 # it reorders: "val" -> "val.curriculum".
@@ -416,6 +417,9 @@ class StreamContext:
     # The run lets model-written code run where the OS cannot confine it (rlimits only):
     # `--allow-unconfined-code`, recorded in the manifest.
     allow_unconfined_code: bool = False
+    # Runs a preparation's independent jobs on the run's workers (`lifebench.api.jobs`:
+    # call `run_jobs(ctx, function, payloads)`, which runs them here when this is None).
+    jobs: Optional["Jobs"] = None
 
 
 

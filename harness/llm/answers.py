@@ -182,6 +182,16 @@ class RunAnswers:
     def keep(self, scope: str, key: str, model: str, answer: Answer) -> None:
         self._pending.append(Used(scope, key, model, answer))
 
+    def take_pending(self) -> list[Used]:
+        """What was used and not yet written, taken (a preparation job's answers, which its
+        stream's client keeps in their place: `add_pending`)."""
+        used, self._pending = self._pending, []
+        return used
+
+    def add_pending(self, used: list[Used]) -> None:
+        """Keep `used` (another client's `take_pending`) after what this one used so far."""
+        self._pending.extend(used)
+
     def flush(self) -> None:
         """Write what the episode used (before its record is sent)."""
         self._found.update(self._found_pending)

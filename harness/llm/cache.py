@@ -107,6 +107,7 @@ class _CacheFile:
         self.pending: dict[str, tuple[str, str, float, str]] = {}
         self.flushed = time.monotonic()
         self.known: Optional[_KeyFilter] = None  # read at the first lookup
+        self.known_upto = 0  # the last row (rowid) the filter has read
         self.warned = False  # an unreadable row has been said on stderr
 
     def warn_unreadable(self, problem: str) -> None:
@@ -124,7 +125,7 @@ class _CacheFile:
             if pending is not None:
                 return pending[3]
             if self.known is None:
-                self.known = _KeyFilter.of(self.conn)
+                self.known, self.known_upto = _KeyFilter.of(self.conn)
             if not self.known.may_hold(key):
                 return None
             row = self.conn.execute("SELECT response FROM responses WHERE key = ?",
@@ -142,6 +143,18 @@ class _CacheFile:
     def flush(self) -> None:
         with self.lock:
             self._flush_locked()
+
+    def refresh(self) -> None:
+        """Add the keys other processes wrote since the filter last read the file (a
+        preparation's jobs: each finds what the jobs before it cached, wherever they ran)."""
+        with self.lock:
+            if self.known is None:
+                return
+            for rowid, key in self.conn.execute("SELECT rowid, key FROM responses WHERE rowid > ?",
+                                                (self.known_upto,)):
+                self.known_upto = max(self.known_upto, rowid)
+                if isinstance(key, str):
+                    self.known.add(key)
 
     def _flush_locked(self) -> None:
         self.flushed = time.monotonic()
@@ -166,12 +179,14 @@ class _KeyFilter:
         self.array = bytearray(bits >> 3)
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection) -> "_KeyFilter":
-        found = cls(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-        for (key,) in conn.execute("SELECT key FROM responses"):
+    def of(cls, conn: sqlite3.Connection) -> tuple["_KeyFilter", int]:
+        """The filter of the file's keys, and the last row it read."""
+        found, upto = cls(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]), 0
+        for rowid, key in conn.execute("SELECT rowid, key FROM responses"):
+            upto = max(upto, rowid)
             if isinstance(key, str):  # a NULL or binary key (a damaged file) matches no request
                 found.add(key)
-        return found
+        return found, upto
 
     def _positions(self, key: str) -> Optional[tuple[int, ...]]:
         try:  # keys are sha256 in hex: three disjoint 64-bit slices are three hashes
@@ -232,6 +247,12 @@ def flush_all() -> None:
     run, of a worker and of a Ray task)."""
     for cache_file in _files.all():
         cache_file.flush()
+
+
+def refresh_all() -> None:
+    """See the answers other processes have written since (`_CacheFile.refresh`)."""
+    for cache_file in _files.all():
+        cache_file.refresh()
 
 
 @atexit.register

@@ -268,6 +268,60 @@ class LLMClient:
             else:
                 self._tags[header] = _header_text(str(value))
 
+    def tag_state(self) -> dict[str, str]:
+        """The tags as they are now (headers by name), for a client that continues them."""
+        return dict(self._tags)
+
+    def set_tag_state(self, tags: dict[str, str]) -> None:
+        """Take the tags of `tag_state()` (of this client or another)."""
+        self._tags = dict(tags)
+
+    def apply_tag_changes(self, changes: dict[str, Optional[str]]) -> None:
+        """Set (or, for None, remove) the tags of `changes`, by header."""
+        for header, value in changes.items():
+            if value is None:
+                self._tags.pop(header, None)
+            else:
+                self._tags[header] = value
+
+    def take_spend(self) -> "Spend":
+        """Everything this client has counted since the last takes, taken (usage, calls,
+        reply notes, reasoning, the answers not yet written), for another client to
+        `absorb`."""
+        with self._lock:
+            spend = Spend(self.usage, self.calls, self._notes, self._reasoning,
+                          self.answers.take_pending() if self.answers else [])
+            self.usage, self.calls, self._notes, self._reasoning = {}, [], ReplyNotes(), []
+        return spend
+
+    @property
+    def reads_cache(self) -> bool:
+        """Whether a request answered before is answered from the cache (`--cache rw`)."""
+        return self.cache is not None and self.cache.mode == "rw"
+
+    @property
+    def replays_answers(self) -> bool:
+        """Whether answers come from a replayed run's answers file (`lifebench verify`),
+        found by their occurrence in order."""
+        return self.answers is not None and self.answers.replays
+
+    def absorb(self, spend: "Spend") -> None:
+        """Count `spend` (another client's calls: a preparation job's) as if its calls had
+        been made here now, after the calls counted so far; its answers are kept after
+        these."""
+        if self.answers:
+            self.answers.add_pending(spend.answers)
+        with self._lock:
+            for role, usage in spend.usage.items():
+                mine = self.usage.setdefault(role, RoleUsage())
+                mine.calls += usage.calls
+                mine.tokens_in += usage.tokens_in
+                mine.tokens_out += usage.tokens_out
+                mine.cached += usage.cached
+            self.calls.extend(spend.calls)
+            self._notes.absorb(spend.notes)
+            self._reasoning.extend(spend.reasoning)
+
     # -- public
     def chat(self, messages: Sequence[dict[str, Any]], role: str = "default",
              tools: Optional[Sequence[dict[str, Any]]] = None, sample: int = 0,
@@ -336,6 +390,10 @@ class LLMClient:
     def scope(self, name: str) -> None:
         """Where the coming calls' answers are kept: the episode they are charged to."""
         self._scope = name
+
+    @property
+    def scope_name(self) -> str:
+        return self._scope
 
     def _known(self, key: str) -> Optional[Answer]:
         """The answer a call has without asking: in a replay, the replayed run's; else the
@@ -560,6 +618,18 @@ _UNREADABLE = LLMReply(text="", tool_calls=(), tokens_in=0, tokens_out=0, cached
                        finish_reason="malformed")
 
 
+@dataclass
+class Spend:
+    """What a client's calls spent, taken from it (`LLMClient.take_spend`) to be counted
+    by another (`absorb`): a preparation job's calls, counted to its stream."""
+
+    usage: dict[str, RoleUsage]
+    calls: list[CallTokens]
+    notes: "ReplyNotes"
+    reasoning: list[str]
+    answers: list[Any]  # lifebench.llm.answers.Used, in the order the calls were made
+
+
 class ReplyNotes:
     """What replies held that a record should say."""
 
@@ -568,6 +638,12 @@ class ReplyNotes:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.refusals: list[str] = []
+
+    def absorb(self, other: "ReplyNotes") -> None:
+        """`other`'s notes after these, as if its replies had come after theirs."""
+        for name, count in other.counts.items():
+            self.counts[name] = self.counts.get(name, 0) + count
+        self.refusals.extend(other.refusals[:self.REFUSALS_KEPT - len(self.refusals)])
 
     def add(self, refusal: str = "", **counts: int) -> None:
         for name, count in counts.items():

@@ -10,15 +10,24 @@ greenlet each with `scheduler="greenlets"` (see lifebench.api.cooperative): for 
 many streams keep one endpoint busy. Threads cannot be killed one by one, so a worker whose
 episode hangs is killed whole; its other units continue elsewhere from their last
 committed memory without being charged an attempt.
+
+With more than one worker (and threads), a preparation's independent jobs
+(`lifebench.api.jobs`) run on the run's workers: the unit's thread sends its batch to the
+writer (`JobsRequested`) and waits; the writer hands each job to a worker with a free slot
+(the waiting unit's own slot counts as free; more workers are started, up to `--workers`,
+while jobs wait), and passes each outcome back (`JobResult`). A job whose worker dies is
+played again on another, twice at most.
 """
 
 from __future__ import annotations
 
 import collections
 import ctypes
+import itertools
 import multiprocessing as mp
 import os
 import pickle
+import queue
 import signal
 import sys
 import threading
@@ -26,15 +35,96 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import connection as mp_connection
 from multiprocessing.connection import Connection
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from lifebench.api.records import Status
 from lifebench.api import cooperative
 from lifebench.api.cooperative import Hub
 from lifebench.llm.cache import flush_all
+from lifebench.runner.jobs import (JOB_PLAYS, JobOutcome, JobSpec, lost, play_job,
+                                   portable_outcome)
 from lifebench.runner.unit import Event, UnitFinished, WorkUnit, run_unit
 from lifebench.runner.writer import RunOutcome, Writer
 from lifebench.store.results import ResultsStore
+
+
+@dataclass
+class JobsRequested:
+    """A unit's batch of jobs (worker -> writer); the unit waits for their results."""
+
+    unit_id: int
+    batch: int
+    specs: list[JobSpec]
+
+
+@dataclass
+class JobStart:
+    """A job to play (writer -> worker)."""
+
+    job_id: int
+    spec: JobSpec
+
+
+@dataclass
+class JobFinished:
+    """A job's outcome (worker -> writer)."""
+
+    job_id: int
+    outcome: JobOutcome
+
+
+@dataclass
+class JobResult:
+    """A job's outcome for the unit that asked (writer -> worker)."""
+
+    batch: int
+    outcome: JobOutcome
+
+
+class _JobRequests:
+    """A worker's units waiting for their jobs: each batch is sent to the writer, and its
+    outcomes are delivered by the worker's reader as they come back."""
+
+    def __init__(self, emit: Callable[[object], None]) -> None:
+        self.emit = emit
+        self.lock = threading.Lock()
+        self.batches = 0
+        self.waiting: dict[int, "queue.Queue[JobOutcome]"] = {}
+
+    def transport(self, unit_id: int) -> Callable[[list[JobSpec]], list[JobOutcome]]:
+        return lambda specs: self.request(unit_id, specs)
+
+    def request(self, unit_id: int, specs: list[JobSpec]) -> list[JobOutcome]:
+        inbox: "queue.Queue[JobOutcome]" = queue.Queue()
+        with self.lock:
+            self.batches += 1
+            batch = self.batches
+            self.waiting[batch] = inbox
+        try:
+            self.emit(JobsRequested(unit_id, batch, specs))
+            got: dict[int, JobOutcome] = {}
+            while len(got) < len(specs):
+                outcome = inbox.get()
+                got[outcome.index] = outcome
+            return [got[i] for i in range(len(specs))]
+        finally:
+            with self.lock:
+                self.waiting.pop(batch, None)
+
+    def deliver(self, result: JobResult) -> None:
+        with self.lock:
+            inbox = self.waiting.get(result.batch)
+        if inbox is not None:
+            inbox.put(result.outcome)
+
+
+def _play_job(start: JobStart, emit: Callable[[object], None]) -> None:
+    try:
+        outcome = play_job(start.spec)
+    except Exception as exc:  # building its context failed: the job's failure all the same
+        outcome = portable_outcome(JobOutcome(start.spec.index, error=RuntimeError(
+            f"{type(exc).__name__}: {exc}")))
+    emit(JobFinished(start.job_id, outcome))
 
 
 def _die_with_parent() -> None:
@@ -47,7 +137,7 @@ def _die_with_parent() -> None:
 
 
 def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1,
-                 scheduler: str = "threads") -> None:
+                 scheduler: str = "threads", jobs: bool = False) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
@@ -70,12 +160,23 @@ def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int =
         hub.spawn(receive)
         hub.run()
     else:
-        for unit in _units_sent(conn, parent, conn.poll):
-            if concurrency == 1:  # one stream at a time: played in this thread
-                run_unit(unit, emit, record_trajectories)
+        # With jobs, this thread only reads the pipe: units and jobs play in threads, and
+        # a waiting unit's job outcomes are delivered here.
+        requests = _JobRequests(emit) if jobs else None
+        for message in _units_sent(conn, parent, conn.poll):
+            if isinstance(message, JobResult):
+                assert requests is not None
+                requests.deliver(message)
                 continue
-            thread = threading.Thread(target=run_unit, args=(unit, emit, record_trajectories),
-                                      daemon=True)
+            if isinstance(message, JobStart):
+                target, args = _play_job, (message, emit)
+            else:
+                transport = requests.transport(message.unit_id) if requests else None
+                target, args = run_unit, (message, emit, record_trajectories, transport)
+            if concurrency == 1 and requests is None:  # one stream at a time: played here
+                target(*args)
+                continue
+            thread = threading.Thread(target=target, args=args, daemon=True)
             thread.start()
             threads = [t for t in threads if t.is_alive()] + [thread]
         for thread in threads:
@@ -83,10 +184,10 @@ def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int =
     flush_all()  # the LLM answers written behind
 
 
-def _units_sent(conn: Connection, parent: int,
-                ready: Callable[[float], bool]) -> Iterator[WorkUnit]:
-    """The units the writer sends (never more than --concurrency at a time), until it says
-    stop, its pipe closes or it dies; `ready(seconds)` waits for the pipe."""
+def _units_sent(conn: Connection, parent: int, ready: Callable[[float], bool]) -> Iterator[Any]:
+    """The units the writer sends (never more than --concurrency at a time; and jobs and
+    their results), until it says stop, its pipe closes or it dies; `ready(seconds)` waits
+    for the pipe."""
     while True:
         if not ready(0.2):
             if os.getppid() != parent:
@@ -107,6 +208,24 @@ class _Worker:
     conn: Connection
     units: dict[int, WorkUnit] = field(default_factory=dict)  # playing now, by unit id
     broken: bool = False  # its pipe closed or carried a torn message
+    lost: bool = False  # replaced: what it asked for is no longer wanted
+    jobs: dict[int, "_Job"] = field(default_factory=dict)  # playing now, by job id
+    # its units' batches of jobs not yet all answered: batch -> outcomes still to come
+    batches: dict[int, int] = field(default_factory=dict)
+
+    def free(self, concurrency: int) -> int:
+        """Slots for jobs: a unit waiting for its jobs leaves its own slot free."""
+        return concurrency - (len(self.units) - len(self.batches)) - len(self.jobs)
+
+
+@dataclass
+class _Job:
+    job_id: int
+    requester: _Worker
+    batch: int
+    spec: JobSpec
+    plays: int = 0
+    why_lost: str = ""
 
 
 class LocalExecutor:
@@ -116,10 +235,13 @@ class LocalExecutor:
         self.record_trajectories = record_trajectories
         self.concurrency = max(1, concurrency)
         self.scheduler = scheduler
+        self.jobs = True  # a preparation's jobs are shared out across the workers
 
     def run(self, units: list[WorkUnit], store: ResultsStore,
             on_episode: Callable[[bool, bool], None]) -> RunOutcome:
         writer = Writer(store, units, on_episode)
+        if self.workers <= 1 or self.scheduler == "greenlets":
+            self.jobs = False  # a preparation's jobs run inline (one core; one hub)
         if self.workers == 0:
             try:
                 self._run_here(units, writer)
@@ -173,6 +295,8 @@ class _Pool:
         self.executor = executor
         self.writer = writer
         self.pending = collections.deque(units)
+        self.jobs: collections.deque[_Job] = collections.deque()  # waiting for a slot
+        self.job_ids = itertools.count()
         self.context = mp.get_context("spawn")
         count = min(executor.workers, -(-len(units) // executor.concurrency))
         self.workers: list[_Worker] = []
@@ -186,7 +310,7 @@ class _Pool:
                 self._dispatch()
                 self._receive_ready()
                 for i, worker in enumerate(self.workers):
-                    if worker.units and self._replace_if_lost(worker):
+                    if (worker.units or worker.jobs) and self._replace_if_lost(worker):
                         self.workers[i] = self._start_worker()
             finished = True
         finally:
@@ -200,21 +324,37 @@ class _Pool:
         process = self.context.Process(
             target=_worker_main, daemon=True,
             args=(theirs, self.executor.record_trajectories, self.executor.concurrency,
-                  self.executor.scheduler))
+                  self.executor.scheduler, self.executor.jobs))
         process.start()
         theirs.close()
         return _Worker(process, ours)
 
     def _dispatch(self) -> None:
-        """Fill the least busy workers first, so units spread over the processes."""
-        for worker in sorted(self.workers, key=lambda w: len(w.units)):
-            while len(worker.units) < self.executor.concurrency and self.pending and not worker.broken:
+        """Jobs first (a unit waits for them), each to the worker with the most free slots
+        (another worker is started while none is free and --workers allows); then units,
+        to the least busy workers first, so they spread over the processes."""
+        concurrency = self.executor.concurrency
+        while self.jobs:
+            ready = [w for w in self.workers if not w.broken and w.free(concurrency) > 0]
+            if not ready and len(self.workers) < self.executor.workers:
+                self.workers.append(self._start_worker())
+                continue
+            if not ready:
+                break
+            worker = max(ready, key=lambda w: w.free(concurrency))
+            job = self.jobs.popleft()
+            job.plays += 1
+            worker.jobs[job.job_id] = job
+            worker.conn.send(JobStart(job.job_id, job.spec))
+        for worker in sorted(self.workers, key=lambda w: len(w.units) + len(w.jobs)):
+            while (len(worker.units) < concurrency and worker.free(concurrency) > 0
+                   and self.pending and not worker.broken):
                 unit = self.pending.popleft()
                 worker.units[unit.unit_id] = unit
                 worker.conn.send(unit)
 
     def _receive_ready(self) -> None:
-        busy = [w for w in self.workers if w.units and not w.broken]
+        busy = [w for w in self.workers if (w.units or w.jobs) and not w.broken]
         ready = mp_connection.wait([w.conn for w in busy], timeout=0.2)
         for worker in busy:
             if worker.conn in ready:
@@ -232,9 +372,55 @@ class _Pool:
             except (EOFError, OSError, pickle.UnpicklingError):
                 worker.broken = True
                 return
+            if isinstance(event, JobsRequested):
+                self._requested(worker, event)
+                continue
+            if isinstance(event, JobFinished):
+                self._job_finished(worker, event)
+                continue
             self.writer.handle(event)
             if isinstance(event, UnitFinished):
                 worker.units.pop(event.unit_id, None)
+
+    def _requested(self, worker: _Worker, event: JobsRequested) -> None:
+        worker.batches[event.batch] = len(event.specs)
+        for spec in event.specs:
+            self.jobs.append(_Job(next(self.job_ids), worker, event.batch, spec))
+
+    def _job_finished(self, worker: _Worker, event: JobFinished) -> None:
+        job = worker.jobs.pop(event.job_id, None)
+        if job is not None:
+            self._answer(job, event.outcome)
+
+    def _answer(self, job: _Job, outcome: JobOutcome) -> None:
+        """Pass a job's outcome to the unit that asked, unless its worker is gone."""
+        requester = job.requester
+        if requester.lost or requester.broken or job.batch not in requester.batches:
+            return
+        requester.batches[job.batch] -= 1
+        if not requester.batches[job.batch]:
+            del requester.batches[job.batch]
+        try:
+            requester.conn.send(JobResult(job.batch, outcome))
+        except (OSError, ValueError):
+            requester.broken = True
+
+    def _jobs_lost(self, worker: _Worker, why: str) -> None:
+        """A replaced worker: its jobs are played again elsewhere (or, played too often,
+        answered as lost); the jobs its units asked for are dropped."""
+        worker.lost = True
+        for job in worker.jobs.values():
+            job.why_lost = why
+            if job.plays >= JOB_PLAYS:
+                self._answer(job, lost(job.spec, why))
+            else:
+                self.jobs.appendleft(job)
+        worker.jobs.clear()
+        self.jobs = collections.deque(j for j in self.jobs if j.requester is not worker)
+        for other in self.workers:
+            for job_id, job in list(other.jobs.items()):
+                if job.requester is worker:
+                    del other.jobs[job_id]  # its outcome, when it comes, is not wanted
 
     def _replace_if_lost(self, worker: _Worker) -> bool:
         """Kill a worker that died or hangs, record what it was playing and queue the
@@ -253,6 +439,7 @@ class _Pool:
             status = Status.ENV_ERROR
             error = f"worker process died (exit code {worker.process.exitcode})"
         self._receive(worker)  # what it sent before dying still counts
+        self._jobs_lost(worker, error)
         for unit_id in list(worker.units):
             # A dead process fails all its episodes in flight; a hung episode only its own:
             # the others were stopped through no fault of theirs.

@@ -10,6 +10,11 @@ local worker and its unit continues, from the method's last committed memory, as
 task; an episode past its hard timeout has its task cancelled (the worker is killed).
 Ray's own task retries are off: a retry from the start would replay committed episodes.
 
+A preparation's independent jobs (`lifebench.api.jobs`) are Ray tasks too, submitted by
+the unit's task while it waits for them (`ray_jobs`): each asks for its benchmark's
+resources, and one whose worker dies is played again by Ray (twice at most), then counts
+as lost (`JobLost`).
+
 Tasks ask Ray for the resources their benchmark declares (`Benchmark.ray_resources`:
 CPUs, and memory for a JVM), divided by `--concurrency` for LLM-bound runs. The
 per-endpoint LLM concurrency limit is held by one named actor for the whole cluster
@@ -30,6 +35,7 @@ from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.api.records import Status
 from lifebench.llm.cache import flush_all
+from lifebench.runner.jobs import JOB_PLAYS, JobOutcome, JobSpec, lost, play_job
 from lifebench.runner.unit import UnitFinished, WorkUnit, run_unit
 from lifebench.runner.writer import RunOutcome, Writer
 from lifebench.store.results import ResultsStore
@@ -63,7 +69,7 @@ def play_unit(unit: WorkUnit, record_trajectories: bool):
 
     def target() -> None:
         try:
-            run_unit(unit, events.put, record_trajectories)
+            run_unit(unit, events.put, record_trajectories, ray_jobs)
             flush_all()  # the LLM answers written behind (Ray's workers outlive tasks)
         except BaseException as exc:  # raised in the task, after the events sent so far
             failure.append(exc)
@@ -87,6 +93,22 @@ def play_unit(unit: WorkUnit, record_trajectories: bool):
             yield batch
     if failure:
         raise failure[0]
+
+
+def ray_jobs(specs: list[JobSpec]) -> list[JobOutcome]:
+    """A batch of jobs as Ray tasks, their outcomes in order (Ray's own retries cover a
+    worker lost under a job: it raises no exception of its own, `play_job` returns it)."""
+    ray = import_ray()
+    remote = ray.remote(max_retries=JOB_PLAYS - 1, retry_exceptions=False)(play_job)
+    declared = dict(registry.benchmark_class(specs[0].stream.benchmark).ray_resources)
+    refs = [remote.options(**declared).remote(spec) for spec in specs]
+    outcomes = []
+    for spec, ref in zip(specs, refs):
+        try:
+            outcomes.append(ray.get(ref))
+        except ray.exceptions.RayError as exc:  # its worker or node, each time
+            outcomes.append(lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"))
+    return outcomes
 
 
 def task_resources(unit: WorkUnit, concurrency: int) -> dict[str, Any]:

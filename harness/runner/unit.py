@@ -23,6 +23,7 @@ from lifebench.config.plugins import benchmark_config_changes
 from lifebench.runner.clients import make_llm_client
 from lifebench.runner.contexts import ContextUnit, GivenContext, build_context
 from lifebench.runner.episode import play_episode
+from lifebench.runner.jobs import Transport, stream_jobs
 from lifebench.runner.events import (EpisodeCommitted, EpisodeStarted, Event, RunAborted,
                                      UnitFinished)
 from lifebench.runner.streams import StreamSpec
@@ -138,7 +139,8 @@ class _MethodHolder:
     method that prepares loads its prepared artifact when there is one, and otherwise makes
     it (once: a rebuild loads what the first build made)."""
 
-    def __init__(self, stream: StreamSpec, prepared: Optional[dict[str, Any]] = None) -> None:
+    def __init__(self, stream: StreamSpec, prepared: Optional[dict[str, Any]] = None,
+                 jobs: Optional[Transport] = None) -> None:
         self.stream = stream
         self.prepared = prepared
         self.made: Optional[dict[str, Any]] = None  # an artifact made here, not yet sent
@@ -153,6 +155,7 @@ class _MethodHolder:
             from lifebench.runner.teacher import TeacherService
 
             self.teacher = TeacherService(self.benchmark, self.llm)
+        self.jobs = stream_jobs(jobs, stream, self.llm)
 
     def build(self, saved: Optional[dict[str, Any]]) -> Method:
         method = self._fresh()
@@ -168,7 +171,8 @@ class _MethodHolder:
                                    seed=self.stream.seed, budget=self.stream.budget,
                                    model=self.stream.model, llm=self.llm,
                                    teacher=self.teacher, benchmark_named=registry.get_benchmark,
-                                   allow_unconfined_code=self.stream.allow_unconfined_code))
+                                   allow_unconfined_code=self.stream.allow_unconfined_code,
+                                   jobs=self.jobs))
         return method
 
     def _prepare(self, method: Method) -> Method:
@@ -246,12 +250,13 @@ class _UnitPlayer:
     """Plays one unit's positions in order, retrying failed episodes from the memory saved
     before them."""
 
-    def __init__(self, unit: WorkUnit, emit: Callable[[Event], None], record_trajectories: bool) -> None:
+    def __init__(self, unit: WorkUnit, emit: Callable[[Event], None], record_trajectories: bool,
+                 jobs: Optional[Transport] = None) -> None:
         self.unit = unit
         self.stream = unit.stream
         self.emit = emit
         self.record_trajectories = record_trajectories
-        self.holder = _MethodHolder(unit.stream, unit.prepared)
+        self.holder = _MethodHolder(unit.stream, unit.prepared, jobs)
         self.instructions = self.holder.benchmark.instructions
         self.saved = unit.saved
         self.method: Optional[Method] = None
@@ -359,12 +364,14 @@ DIVERGED = "diverged in "  # a replayed stream's stop at a request not among the
 
 
 def run_unit(unit: Union[WorkUnit, ContextUnit], emit: Callable[[Event], None],
-             record_trajectories: bool = True) -> None:
+             record_trajectories: bool = True, jobs: Optional[Transport] = None) -> None:
+    """Play `unit`; `jobs`: the executor's transport for a preparation's jobs (None: they
+    run inline, in this thread)."""
     try:
         if isinstance(unit, ContextUnit):
             build_context(unit, emit)
         else:
-            _UnitPlayer(unit, emit, record_trajectories).play()
+            _UnitPlayer(unit, emit, record_trajectories, jobs).play()
     except ReplayMiss as exc:
         llm = unit.stream.llm or (unit.stream.context_build.llm if unit.stream.context_build else None)
         if llm is not None and llm.replay_answers:  # `lifebench verify`: only this stream stops

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeTools, EvaluationProtocol, Instance, MethodNeeds, Observation,
                            StreamContext, TaskInfo, TRAINING_CURVES, TrainingCurves, UserError,
-                           episode_rng)
+                           episode_rng, run_jobs)
 from lifebench.methods.instructrag import matcher, policy, scripted
 from lifebench.api.training import MAX_POINTS
 from lifebench.methods.instructrag.encoders import ENCODERS, make_encoder
@@ -33,8 +33,8 @@ from lifebench.methods.instructrag.prompts import path_block
 from lifebench.methods.instructrag.reporting import TABLE_PEERS, instructrag_tables, recorded_args
 from lifebench.methods.instructrag.training import (PLATEAU_Z, Agents, Counters, Hyper, Learner,
                                                     Question, Switches, TrainingLog)
-from lifebench.methods.react import ReactConfig, ReactMethod, react_rollout
-from lifebench.methods.rollouts import Rollout, oracle_rollout, play
+from lifebench.methods.react import ReactConfig, ReactMethod, SupportEpisode, support_episode
+from lifebench.methods.rollouts import Rollout, play
 
 SUPPORT_PATHS = ("oracle", "agent")
 # Table 2's setting: trained on another benchmark, tested on ScienceWorld (whose support
@@ -190,11 +190,10 @@ class InstructRagMethod(ReactMethod):
         self.stages["graph_paths"] = len(graph.paths)
 
         started = time.perf_counter()
-        query_questions = {task: [self._question(train_bench, i, task) for i in group]
-                           for task, group in seen_query.items()}
+        query_questions = self._questions(train_bench, seen_query)
         self.training = self.learner.meta_train(support_questions, query_questions,
                                                 self._evaluator(TRAIN_ROLE), config.iterations,
-                                                config.tasks_per_batch)
+                                                config.tasks_per_batch, self._episodes(TRAIN_ROLE))
         self.stages["training_s"] = round(time.perf_counter() - started, 3)
         self.stages["training_rewards"] = [round(r or 0.0, 4) for r in self.training.curve["reward"]]
         self.stages["training_iterations"] = self.training.iterations
@@ -211,7 +210,8 @@ class InstructRagMethod(ReactMethod):
                 groups = {task: group[: config.few_shot_limit] for task, group in groups.items()}
             few_shot_questions = self._insert_paths(self.ctx.benchmark, groups, few_shot_split)
             agents.counters = Counters()
-            self.adapted = self.learner.few_shot(few_shot_questions, self._evaluator(FEW_SHOT_ROLE))
+            self.adapted = self.learner.few_shot(few_shot_questions, self._evaluator(FEW_SHOT_ROLE),
+                                                 self._episodes(FEW_SHOT_ROLE))
             self.stages["few_shot_counters"] = agents.counters.as_dict()
         self.stages["few_shot_s"] = round(time.perf_counter() - started, 3)
         self.stages["graph_nodes"] = len(graph.nodes)
@@ -247,39 +247,46 @@ class InstructRagMethod(ReactMethod):
 
     def _insert_paths(self, benchmark: Benchmark, groups: dict[str, list[Instance]],
                       split: str) -> dict[str, list[Question]]:
-        """The successful paths of `groups` into the graph; the questions they answer."""
+        """The successful paths of `groups` into the graph; the questions they answer. A
+        support instance's path is the oracle's (within the benchmark's budget), or a plain
+        ReAct episode's when it succeeds: the same episode RAP plays for its memory with
+        `support_paths=agent`, so both methods remember the same data. The episodes are
+        played on the run's workers, and inserted in the groups' order."""
         assert self.learner is not None
+        react = None if self.config.support_paths == "oracle" else ReactConfig(
+            **{f.name: getattr(self.config, f.name) for f in dataclasses.fields(ReactConfig)})
+        named = "" if benchmark is self.ctx.benchmark else benchmark.name
+        jobs = [(task, SupportEpisode(split, instance, SUPPORT_ROLE, react,
+                                      self.config.train_steps or None, named))
+                for task, group in groups.items() for instance in group]
         out: dict[str, list[Question]] = {}
-        for task, group in groups.items():
-            for instance in group:
-                rollout = self._support_rollout(benchmark, instance, split)
-                if rollout is None:
-                    continue
-                question = Question(task, benchmark.task_text(rollout.first), instance,
-                                    benchmark.name, tuple(rollout.actions))
-                self.learner.graph.insert_path(question.path, task, question.text)
-                out.setdefault(task, []).append(question)
+        for (task, job), rollout in zip(jobs, run_jobs(self.ctx, support_episode, [j for _, j in jobs])):
+            if rollout is None:
+                continue
+            question = Question(task, benchmark.task_text(rollout.first), job.instance,
+                                benchmark.name, tuple(rollout.actions))
+            self.learner.graph.insert_path(question.path, task, question.text)
+            out.setdefault(task, []).append(question)
         return out
 
-    def _support_rollout(self, benchmark: Benchmark, instance: Instance, split: str) -> Optional[Rollout]:
-        """A support instance's successful path: the oracle's (within the benchmark's
-        budget), or a plain ReAct episode's when it succeeds: the same episode RAP plays
-        for its memory with `support_paths=agent`, so both methods remember the same data."""
-        if self.config.support_paths == "oracle":
-            return oracle_rollout(benchmark, instance, benchmark.budget(instance))
-        ctx = self.ctx if benchmark is self.ctx.benchmark else dataclasses.replace(self.ctx, benchmark=benchmark)
-        react = ReactConfig(**{f.name: getattr(self.config, f.name) for f in dataclasses.fields(ReactConfig)})
-        rollout = react_rollout(ctx, react, instance, split, SUPPORT_ROLE, self.config.train_steps or None)
-        return rollout if rollout.success else None
+    def _questions(self, benchmark: Benchmark, groups: dict[str, list[Instance]]
+                   ) -> dict[str, list[Question]]:
+        """The query questions of `groups`: each one's text is its first observation's task,
+        read on reset (on the run's workers)."""
+        named = "" if benchmark is self.ctx.benchmark else benchmark.name
+        pairs = [(task, instance) for task, group in groups.items() for instance in group]
+        texts = run_jobs(self.ctx, task_text, [(named, i) for _, i in pairs])
+        out: dict[str, list[Question]] = {task: [] for task in groups}
+        for (task, instance), text in zip(pairs, texts):
+            out[task].append(Question(task, text, instance, benchmark.name))
+        return out
 
-    def _question(self, benchmark: Benchmark, instance: Instance, task: str) -> Question:
-        """A query question: its text is the first observation's task, read on reset."""
-        env: Any = benchmark.make_env(instance, self.ctx.seed)  # as its episodes are played
-        try:
-            text = benchmark.task_text(env.reset().text)
-        finally:
-            env.close()
-        return Question(task, text, instance, benchmark.name)
+    def _episodes(self, role: str):
+        """A batch of training episodes (question, path), on the run's workers: their rewards."""
+        def play_batch(pairs: list[tuple[Question, tuple[str, ...]]]) -> list[float]:
+            return run_jobs(self.ctx, training_episode,
+                            [TrainingEpisode(self.config, q, path, role) for q, path in pairs])
+        return play_batch
 
     def _evaluator(self, role: str):
         def evaluate(question: Question, path: tuple[str, ...]) -> float:
@@ -394,6 +401,37 @@ def _lines(trend: list[dict[str, float]]) -> str:
     """The stopping rule's lines at its last look, as the note says them."""
     return "; ".join(f"last {fit['window']} iterations {fit['slope']:+.4f} (bound {fit['upper']:+.4f})"
                      for fit in trend)
+
+
+@dataclass(frozen=True)
+class TrainingEpisode:
+    """A training episode as a preparation job (`training_episode`): the executor of
+    `config` on `question`'s instance with `path` in its prompt, its calls under `role`."""
+
+    config: InstructRagConfig
+    question: Question
+    path: tuple[str, ...]
+    role: str
+
+
+def training_episode(ctx: StreamContext, job: TrainingEpisode) -> float:
+    """The reward of a training episode (`TrainingEpisode`), played by a method of the
+    job's config on the stream's context: the same episode its own stream would play."""
+    method = InstructRagMethod(job.config)
+    method.setup(ctx)
+    return method._evaluator(job.role)(job.question, job.path)
+
+
+def task_text(ctx: StreamContext, job: tuple[str, Instance]) -> str:
+    """The task of an instance's first observation, read on reset with the stream's seed,
+    as its episodes are played (a preparation job; the benchmark by name, "" the stream's)."""
+    name, instance = job
+    benchmark = ctx.benchmark_named(name) if name and ctx.benchmark_named else ctx.benchmark
+    env: Any = benchmark.make_env(instance, ctx.seed)
+    try:
+        return benchmark.task_text(env.reset().text)
+    finally:
+        env.close()
 
 
 def _reward(benchmark: Benchmark, rollout: Rollout) -> float:

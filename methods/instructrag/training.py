@@ -10,7 +10,10 @@ which keeps the networks' gradients hand-written. Training ends when a trend tes
 query reward has stopped rising (`stopped_rising`), or at the cap.
 
 Rewards come from `Evaluate`: an LLM episode on the question's instance with a given path in
-the prompt, scored by the benchmark (success, or the score scaled to [0, 1]).
+the prompt, scored by the benchmark (success, or the score scaled to [0, 1]). An iteration's
+episodes do not depend on one another: every random draw, retrieval and choice of the
+iteration is made first (in the order a loop would make them), then its episodes are played
+as one batch (`EvaluateMany`: on the run's workers), then the rewards are used in order.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class Question:
 
 
 Evaluate = Callable[[Question, tuple[str, ...]], float]
+# the rewards of (question, path) episodes, in order: a batch played at once
+EvaluateMany = Callable[[list[tuple[Question, tuple[str, ...]]]], list[float]]
 
 
 @dataclass(frozen=True)
@@ -301,19 +306,30 @@ class Learner:
         return rl, ml
 
     # -- query-set losses (outer loop), which play episodes
-    def play_query(self, rl: Params, ml: Params, question: Question, evaluate: Evaluate,
-                   others: Sequence[Question]) -> tuple[Optional[tuple[float, Params]],
-                                                        Optional["PoolChoice"], float]:
-        """One query question: retrieve (sampling), choose, play. Returns the policy
-        gradient's loss and gradient at `rl`, the fine-tuning pool with its best path (each
-        of its paths played), and the reward of the chosen path."""
+    def plan_query(self, rl: Params, ml: Params, question: Question,
+                   others: Sequence[Question]) -> "QueryPlan":
+        """One query question up to its episodes: retrieve (sampling), choose, and the
+        fine-tuning pool (the RL-Agent's candidates and other questions' paths)."""
         retrieval = self.retrieve(question.text, rl, sample=True)
         chosen = self.choose(question.text, retrieval.paths, ml)
         path = retrieval.paths[chosen] if chosen >= 0 else ()
-        rewards = {path: self._evaluate(evaluate, question, path)}
+        pool: Optional[list[tuple[str, ...]]] = None
+        if self.switches.ml_agent and self.switches.fine_tuning and retrieval.paths:
+            pool = list(retrieval.paths)
+            extra = [q.path for q in others if q.path and q.path not in pool and q.text != question.text]
+            pool += self.rng.sample(extra, min(self.hyper.pool_extra, len(extra)))
+        plan = QueryPlan(question, retrieval, path, pool)
+        self.agents.counters.evaluations += len(plan.episodes)
+        return plan
+
+    def finish_query(self, rl: Params, plan: "QueryPlan", rewards: dict[tuple[str, ...], float]
+                     ) -> tuple[Optional[tuple[float, Params]], Optional["PoolChoice"], float]:
+        """The query question's policy gradient's loss and gradient at `rl`, its fine-tuning
+        pool with its best path, and the reward of the chosen path, from its episodes'
+        rewards (`plan.episodes`)."""
+        retrieval, reward = plan.retrieval, rewards[plan.path]
         pg = None
         if self.switches.rl_agent and self.switches.policy_gradient and retrieval.actions:
-            reward = rewards[path]
             returns = policy.discounted_returns(len(retrieval.actions), reward - self.baseline,
                                                 self.hyper.discount)
             self.baseline = 0.9 * self.baseline + 0.1 * reward
@@ -321,15 +337,16 @@ class Learner:
                                      returns)
             self.agents.counters.pg_updates += 1
         pool_choice = None
-        if self.switches.ml_agent and self.switches.fine_tuning and retrieval.paths:
-            pool = list(retrieval.paths)
-            extra = [q.path for q in others if q.path and q.path not in pool and q.text != question.text]
-            pool += self.rng.sample(extra, min(self.hyper.pool_extra, len(extra)))
-            for candidate in pool:
-                if candidate not in rewards:
-                    rewards[candidate] = self._evaluate(evaluate, question, candidate)
-            pool_choice = best_of_pool(question.text, pool, [rewards[p] for p in pool])
-        return pg, pool_choice, rewards[path]
+        if plan.pool is not None:
+            pool_choice = best_of_pool(plan.question.text, plan.pool, [rewards[p] for p in plan.pool])
+        return pg, pool_choice, reward
+
+    def play_queries(self, plans: Sequence["QueryPlan"], evaluate: EvaluateMany
+                     ) -> list[dict[tuple[str, ...], float]]:
+        """The rewards of every plan's episodes, played as one batch."""
+        pairs = [(plan.question, path) for plan in plans for path in plan.episodes]
+        rewards = iter(evaluate(pairs))
+        return [{path: next(rewards) for path in plan.episodes} for plan in plans]
 
     def finetuning_grads(self, ml: Params, choices: Sequence["PoolChoice"]) -> Optional[tuple[float, Params]]:
         """L_FT (Eq. 10) over a batch of questions (a task's B), so that its path-to-question
@@ -342,15 +359,14 @@ class Learner:
             [self.encoder.features([path_text(p) for p in c.pool]) for c in choices],
             [c.best for c in choices])
 
-    def _evaluate(self, evaluate: Evaluate, question: Question, path: tuple[str, ...]) -> float:
-        self.agents.counters.evaluations += 1
-        return evaluate(question, path)
-
     # -- Algorithm 2
     def meta_train(self, support: dict[str, list[Question]], query: dict[str, list[Question]],
-                   evaluate: Evaluate, iterations: int, tasks_per_batch: int) -> TrainingLog:
+                   evaluate: Evaluate, iterations: int, tasks_per_batch: int,
+                   batch: Optional[EvaluateMany] = None) -> TrainingLog:
         """At most `iterations` iterations, fewer once the query reward has stopped rising
-        (`stopped_rising`)."""
+        (`stopped_rising`). Each iteration's episodes are one batch (`batch`, else
+        `evaluate` one after another)."""
+        evaluate_many = batch or one_by_one(evaluate)
         log = TrainingLog()
         tasks = sorted(t for t in query if query[t])
         if not tasks:
@@ -363,15 +379,24 @@ class Learner:
             losses: dict[str, list[float]] = {name: [] for name in CURVE_SERIES}
             rl_sum, ml_sum = zeros_like(self.agents.rl), zeros_like(self.agents.ml)
             rewards = []
+            planned = []  # per task: its adapted agents, query plans and support gradients
             for task in self.rng.sample(tasks, min(tasks_per_batch, len(tasks))):
                 shots = self._sample(support.get(task, []))
                 if self.switches.meta_learning:
                     rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots, losses)
                 else:
                     rl, ml = self.agents.rl, self.agents.ml
+                plans = [self.plan_query(rl, ml, question, everyone)
+                         for question in self._sample(query[task])]
+                # without meta-learning the support losses train the shared agents directly
+                grads = None if self.switches.meta_learning else self._support_grads(shots, losses)
+                planned.append((rl, ml, plans, grads))
+            played = iter(self.play_queries([p for _, _, plans, _ in planned for p in plans],
+                                             evaluate_many))
+            for rl, ml, plans, grads in planned:
                 choices = []
-                for question in self._sample(query[task]):
-                    pg, choice, reward = self.play_query(rl, ml, question, evaluate, everyone)
+                for plan in plans:
+                    pg, choice, reward = self.finish_query(rl, plan, next(played))
                     rewards.append(reward)
                     if pg is not None:
                         losses["pg_loss"].append(pg[0])
@@ -382,9 +407,13 @@ class Learner:
                 if ft is not None:
                     losses["ft_loss"].append(ft[0])
                     ml_sum = add_scaled(ml_sum, ft[1], 1.0)
-                if not self.switches.meta_learning:
-                    # without meta-learning the support losses train the shared agents directly
-                    self._step_support(shots, rl_sum, ml_sum, losses)
+                if grads is not None:
+                    for name in rl_sum:
+                        if grads[0] is not None:
+                            rl_sum[name] += grads[0][name]
+                    for name in ml_sum:
+                        if grads[1] is not None:
+                            ml_sum[name] += grads[1][name]
             self.agents.rl_opt.step(self.agents.rl, rl_sum)
             self.agents.ml_opt.step(self.agents.ml, ml_sum)
             losses["reward"] = rewards
@@ -406,36 +435,46 @@ class Learner:
             log.trend = trend(rewards)
         return bool(stopped_rising(rewards, self.hyper.plateau_slope))
 
-    def _step_support(self, shots: Sequence[Question], rl_sum: Params, ml_sum: Params,
-                      losses: dict[str, list[float]]) -> None:
+    def _support_grads(self, shots: Sequence[Question], losses: dict[str, list[float]]
+                       ) -> tuple[Optional[Params], Optional[Params]]:
+        """The support losses' gradients at the shared agents (L_WS, L_PT), their losses to
+        `losses`."""
+        rl_grad = ml_grad = None
         if self.switches.rl_agent and self.switches.warm_start:
             found = self.warm_start_grads(self.agents.rl, shots)
             if found is not None:
                 losses["ws_loss"].append(found[0])
-                for name in rl_sum:
-                    rl_sum[name] += found[1][name]
+                rl_grad = found[1]
         if self.switches.ml_agent and self.switches.pre_training:
             found = self.pretraining_grads(self.agents.ml, shots)
             if found is not None:
                 losses["pt_loss"].append(found[0])
-                for name in ml_sum:
-                    ml_sum[name] += found[1][name]
+                ml_grad = found[1]
+        return rl_grad, ml_grad
 
     # -- Algorithm 3
-    def few_shot(self, support: dict[str, list[Question]], evaluate: Evaluate) -> dict[str, tuple[Params, Params]]:
+    def few_shot(self, support: dict[str, list[Question]], evaluate: Evaluate,
+                 batch: Optional[EvaluateMany] = None) -> dict[str, tuple[Params, Params]]:
         """Per test task: theta'_i = theta - alpha grad L_WS - beta grad L_PG (and likewise eta)
-        on its support questions, which are played (never scored)."""
-        adapted = {}
+        on its support questions, which are played (never scored): every task's episodes in
+        one batch (`batch`, else `evaluate` one after another)."""
         everyone = [q for qs in support.values() for q in qs]
+        planned = []
         for task in sorted(support):
             shots = self._sample(support[task])
             if not self.switches.meta_learning:
                 continue  # the graph is extended, the agents stay as trained
             rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots)
+            plans = [self.plan_query(self.agents.rl, self.agents.ml, q, everyone) for q in shots]
+            planned.append((task, rl, ml, plans))
+        played = iter(self.play_queries([p for *_, plans in planned for p in plans],
+                                        batch or one_by_one(evaluate)))
+        adapted = {}
+        for task, rl, ml, plans in planned:
             rl_grad = zeros_like(rl)
             choices = []
-            for question in shots:
-                pg, choice, _ = self.play_query(self.agents.rl, self.agents.ml, question, evaluate, everyone)
+            for plan in plans:
+                pg, choice, _ = self.finish_query(self.agents.rl, plan, next(played))
                 if pg is not None:
                     rl_grad = add_scaled(rl_grad, pg[1], 1.0)
                 if choice is not None:
@@ -456,6 +495,26 @@ class Learner:
             if stored.question == question.text and stored.task == question.task:
                 return set(stored.nodes)
         return set()
+
+
+def one_by_one(evaluate: Evaluate) -> EvaluateMany:
+    """A batch played one episode after another."""
+    return lambda pairs: [evaluate(question, path) for question, path in pairs]
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A query question's retrieval, chosen path and fine-tuning pool, before its episodes."""
+
+    question: Question
+    retrieval: Retrieval
+    path: tuple[str, ...]
+    pool: Optional[list[tuple[str, ...]]]
+
+    @property
+    def episodes(self) -> list[tuple[str, ...]]:
+        """The paths to play, each once: the chosen one, then the pool's others."""
+        return list(dict.fromkeys([self.path, *(self.pool or ())]))
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,15 @@ from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeOutcome, EvaluationProtocol, EpisodeTools, Instance, Method, MethodNeeds,
                            Observation, RoleParams, StreamContext, TaskInfo, UserError,
-                           mark_history, unknown_name)
+                           mark_history, run_jobs, unknown_name)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.rap import prompts, scripted
 from lifebench.methods.rap.memory import (Experience, ExperienceMemory, RetrievalKey, Window,
                                           derived_plan, kept_steps, parse_key, spread)
-from lifebench.methods.react import ReactConfig, ask_action, react_rollout, turn_messages
-from lifebench.methods.rollouts import Rollout, oracle_rollout
+from lifebench.methods.react import (ReactConfig, SupportEpisode, ask_action, support_episode,
+                                     turn_messages)
+from lifebench.methods.rollouts import Rollout
 
 # ALFWorld's answer to an action that changed nothing; RAP's code drops such steps.
 NOTHING_HAPPENS = "Nothing happens."
@@ -149,20 +150,17 @@ class RapMethod(Method):
         oracle = self.config.support_paths == "oracle"
         if not self.config.support_memory or (oracle and not benchmark.has_oracle):
             return
+        react = None if oracle else self._react_config()
         for split, instances in sources:
-            for instance in spread(instances, benchmark.task_family, self.config.support_limit):
-                rollout = self._support_rollout(split, instance)
+            # A support instance's winning episode within the benchmark's budget: the
+            # oracle's, or a plain ReAct episode's (`support_paths=agent`). They do not
+            # depend on one another: played on the run's workers, remembered in order.
+            picked = spread(instances, benchmark.task_family, self.config.support_limit)
+            rollouts = run_jobs(self.ctx, support_episode,
+                                [SupportEpisode(split, i, SUPPORT_ROLE, react) for i in picked])
+            for instance, rollout in zip(picked, rollouts):
                 if rollout is not None:
                     self.memory.add(self._support_entry(split, instance, rollout))
-
-    def _support_rollout(self, split: str, instance: Instance) -> Optional[Rollout]:
-        """A support instance's winning episode within the benchmark's budget: the oracle's,
-        or a plain ReAct episode's (`support_paths=agent`); None when it does not win."""
-        benchmark = self.ctx.benchmark
-        if self.config.support_paths == "oracle":
-            return oracle_rollout(benchmark, instance, benchmark.budget(instance))
-        rollout = react_rollout(self.ctx, self._react_config(), instance, split, SUPPORT_ROLE)
-        return rollout if rollout.success else None
 
     def _react_config(self) -> ReactConfig:
         """ReAct's defaults with RAP's sampling: the support episodes are plain ReAct's."""

@@ -16,6 +16,7 @@ that the reply's last line is played as it is.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -26,7 +27,7 @@ from lifebench.api import (ChatModel, EpisodeTools, Instance, Method, MethodNeed
 
 from lifebench.methods.react import prompts, scripted
 from lifebench.methods.react.examples import ExampleBank
-from lifebench.methods.rollouts import Rollout, play
+from lifebench.methods.rollouts import Rollout, oracle_rollout, play
 
 _ACTION = re.compile(r"^\s*(?:\d+[.)]\s*)?action\s*:\s*(.+?)\s*$", re.I | re.M)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -167,6 +168,35 @@ def react_rollout(ctx: StreamContext, config: ReactConfig, instance: Instance, s
         return play(benchmark, instance, react.act, steps, ctx.seed)
     finally:
         tag_calls(ctx.llm, instance=None, split=None)
+
+
+@dataclass(frozen=True)
+class SupportEpisode:
+    """A support instance's winning episode, as a preparation job (`support_episode`, run
+    by `run_jobs` on the run's workers): the oracle's (`react` None) or a plain ReAct
+    episode's, on `benchmark` (by name; "" for the stream's)."""
+
+    split: str
+    instance: Instance
+    role: str
+    react: Optional[ReactConfig] = None
+    max_steps: Optional[int] = None
+    benchmark: str = ""
+
+
+def support_episode(ctx: StreamContext, job: SupportEpisode) -> Optional[Rollout]:
+    """The episode of `job` when it wins (the oracle's within the benchmark's budget; a
+    ReAct episode's within `max_steps`, else the benchmark's), else None."""
+    benchmark = ctx.benchmark
+    if job.benchmark and job.benchmark != benchmark.name:
+        if ctx.benchmark_named is None:
+            raise ValueError(f"this runner cannot reach the benchmark {job.benchmark}")
+        benchmark = ctx.benchmark_named(job.benchmark)
+        ctx = dataclasses.replace(ctx, benchmark=benchmark)
+    if job.react is None:
+        return oracle_rollout(benchmark, job.instance, benchmark.budget(job.instance))
+    rollout = react_rollout(ctx, job.react, job.instance, job.split, job.role, job.max_steps)
+    return rollout if rollout.success else None
 
 
 def _unavailable(*_: Any) -> Any:

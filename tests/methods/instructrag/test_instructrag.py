@@ -434,7 +434,7 @@ def test_training_episodes_and_their_questions_are_played_at_the_streams_seed():
     method.setup(StreamContext(benchmark=corridor, split="tiny", seed=7, budget=Budget(), model=None))
     method.act = lambda observation: "right"  # the scripted player, in place of the LLM
     [instance, *_] = corridor.instances("tiny")
-    question = method._question(corridor, instance, "corridor")
+    [question] = method._questions(corridor, {"corridor": [instance]})["corridor"]
     rollout = method._play(corridor, question.instance, ("right", "right"), "train")
     assert rollout.success and seeds == [7, 7]
 
