@@ -12,11 +12,12 @@ episode hangs is killed whole; its other units continue elsewhere from their las
 committed memory without being charged an attempt.
 
 With more than one worker (and threads), a preparation's independent jobs
-(`lifebench.api.jobs`) run on the run's workers: the unit's thread sends its batch to the
-writer (`JobsRequested`) and waits; the writer hands each job to a worker with a free slot
-(the waiting unit's own slot counts as free; more workers are started, up to `--workers`,
-while jobs wait), and passes each outcome back (`JobResult`). A job whose worker dies is
-played again on another, twice at most.
+(`lifebench.api.jobs`) run on job workers beside the unit workers: the unit's thread sends
+its batch to the writer (`JobsRequested`) and waits (its core is then free); the writer
+hands each job to a job worker with a free slot (started when jobs wait, up to `--workers`
+of them, and kept for the run), and passes each outcome back (`JobResult`). Jobs never run
+in a unit's process, so a job that kills its process costs the stream nothing: it is
+played again on another job worker, twice at most.
 """
 
 from __future__ import annotations
@@ -213,10 +214,6 @@ class _Worker:
     # its units' batches of jobs not yet all answered: batch -> outcomes still to come
     batches: dict[int, int] = field(default_factory=dict)
 
-    def free(self, concurrency: int) -> int:
-        """Slots for jobs: a unit waiting for its jobs leaves its own slot free."""
-        return concurrency - (len(self.units) - len(self.batches)) - len(self.jobs)
-
 
 @dataclass
 class _Job:
@@ -297,6 +294,7 @@ class _Pool:
         self.pending = collections.deque(units)
         self.jobs: collections.deque[_Job] = collections.deque()  # waiting for a slot
         self.job_ids = itertools.count()
+        self.job_workers: list[_Worker] = []  # started when jobs first wait
         self.context = mp.get_context("spawn")
         count = min(executor.workers, -(-len(units) // executor.concurrency))
         self.workers: list[_Worker] = []
@@ -310,8 +308,10 @@ class _Pool:
                 self._dispatch()
                 self._receive_ready()
                 for i, worker in enumerate(self.workers):
-                    if (worker.units or worker.jobs) and self._replace_if_lost(worker):
+                    if worker.units and self._replace_if_lost(worker):
                         self.workers[i] = self._start_worker()
+                self.job_workers = [w for w in self.job_workers
+                                    if not (w.jobs and self._replace_if_lost(w))]
             finished = True
         finally:
             if finished:
@@ -330,31 +330,38 @@ class _Pool:
         return _Worker(process, ours)
 
     def _dispatch(self) -> None:
-        """Jobs first (a unit waits for them), each to the worker with the most free slots
-        (another worker is started while none is free and --workers allows); then units,
-        to the least busy workers first, so they spread over the processes."""
+        """Jobs first (a unit waits for them), each to the job worker with the fewest (one
+        is started while none has a free slot and --workers allows); then units, to the
+        least busy workers first, so they spread over the processes."""
         concurrency = self.executor.concurrency
+        self.job_workers = [w for w in self.job_workers if w.jobs or self._usable(w)]
         while self.jobs:
-            ready = [w for w in self.workers if not w.broken and w.free(concurrency) > 0]
-            if not ready and len(self.workers) < self.executor.workers:
-                self.workers.append(self._start_worker())
+            ready = [w for w in self.job_workers if self._usable(w) and len(w.jobs) < concurrency]
+            if not ready and len(self.job_workers) < self.executor.workers:
+                self.job_workers.append(self._start_worker())
                 continue
             if not ready:
                 break
-            worker = max(ready, key=lambda w: w.free(concurrency))
+            worker = min(ready, key=lambda w: len(w.jobs))
             job = self.jobs.popleft()
             job.plays += 1
             worker.jobs[job.job_id] = job
-            worker.conn.send(JobStart(job.job_id, job.spec))
-        for worker in sorted(self.workers, key=lambda w: len(w.units) + len(w.jobs)):
-            while (len(worker.units) < concurrency and worker.free(concurrency) > 0
-                   and self.pending and not worker.broken):
+            try:
+                worker.conn.send(JobStart(job.job_id, job.spec))
+            except (OSError, ValueError):  # it died idle: found lost in this turn's check
+                worker.broken = True
+        for worker in sorted(self.workers, key=lambda w: len(w.units)):
+            while len(worker.units) < concurrency and self.pending and not worker.broken:
                 unit = self.pending.popleft()
                 worker.units[unit.unit_id] = unit
                 worker.conn.send(unit)
 
+    @staticmethod
+    def _usable(worker: _Worker) -> bool:
+        return not worker.broken and worker.process.is_alive()
+
     def _receive_ready(self) -> None:
-        busy = [w for w in self.workers if (w.units or w.jobs) and not w.broken]
+        busy = [w for w in self.workers + self.job_workers if (w.units or w.jobs) and not w.broken]
         ready = mp_connection.wait([w.conn for w in busy], timeout=0.2)
         for worker in busy:
             if worker.conn in ready:
@@ -417,7 +424,7 @@ class _Pool:
                 self.jobs.appendleft(job)
         worker.jobs.clear()
         self.jobs = collections.deque(j for j in self.jobs if j.requester is not worker)
-        for other in self.workers:
+        for other in self.job_workers:
             for job_id, job in list(other.jobs.items()):
                 if job.requester is worker:
                     del other.jobs[job_id]  # its outcome, when it comes, is not wanted
@@ -453,13 +460,14 @@ class _Pool:
 
     def _shutdown(self) -> None:
         """After the last unit: every worker is told to stop, and is joined."""
-        for worker in self.workers:
+        everyone = self.workers + self.job_workers
+        for worker in everyone:
             if worker.process.is_alive():
                 try:
                     worker.conn.send(None)
                 except (OSError, ValueError):
                     pass
-        for worker in self.workers:
+        for worker in everyone:
             worker.process.join(timeout=5)
             if worker.process.is_alive():
                 worker.process.kill()
@@ -469,9 +477,10 @@ class _Pool:
     def _stop_all(self) -> None:
         """At once, whatever the number of workers: kill them all, then reap them (a
         worker's simulators die with it)."""
-        for worker in self.workers:
+        everyone = self.workers + self.job_workers
+        for worker in everyone:
             if worker.process.is_alive():
                 worker.process.kill()
-        for worker in self.workers:
+        for worker in everyone:
             worker.process.join()
             worker.conn.close()

@@ -124,3 +124,20 @@ def test_a_hung_episode_on_ray_is_killed_as_timeout_and_retried(cli, tmp_path, f
     records = read_records(out)
     assert [(r["episode_index"], r["status"]) for r in records] == [(0, "timeout"), (0, "ok"), (1, "ok")]
     assert "killed" in records[0]["error"]
+
+
+def test_a_preparations_jobs_are_ray_tasks_and_a_lost_one_is_played_again(cli, tmp_path):
+    """`run_jobs` under Ray: each job a task of its own (not the unit's process), results in
+    order; a job whose worker dies is played again by Ray."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    out = tmp_path / "out"
+    result = cli("run", "--no-progress", "--method", "jobber", "--benchmark", "corridor",
+                 "--split", "tiny", "--limit", "1", "--executor", "ray", "--workers", "2",
+                 "--method-arg", "jobber.die=once", "--method-arg", f"jobber.marks={marks}",
+                 "--out", str(out), timeout=300)
+    assert result.returncode == 0, result.stderr
+    [record] = read_records(out)
+    assert record["status"] == "ok", record["error"]
+    assert record["extra"]["squares"] == [0, 1, 4, 9] and record["extra"]["job_processes"] >= 1
+    assert sorted(p.name for p in marks.iterdir()) == ["play-0", "play-1"]
