@@ -16,7 +16,7 @@ from lifebench.api.context import (ACTION_RULES_SCHEMA, ContextProvider, Context
 from lifebench.api.errors import (ContextOverflow, EndEpisode, EndpointUnusable, EnvError,
                                   LLMError, UserError, unknown_name)
 from lifebench.api.evaluation import EvaluationProtocol
-from lifebench.api.jobs import JobFunction, JobLost, Jobs, run_jobs
+from lifebench.api.jobs import JobFunction, JobLost, Jobs, StartedJobs, run_jobs, start_jobs
 from lifebench.api.llm import ChatModel, LLMReply, RoleParams, ToolCall, tag_calls
 from lifebench.api.prompt import (Prompt, PromptPart, filled, fixed, history, mark_groups,
                                   split_history,
@@ -42,7 +42,7 @@ __all__ = [
     "Benchmark", "Env", "EpisodeTools", "Method", "MethodNeeds", "NoConfig", "OraclePolicy",
     "StreamContext", "episode_rng", "EvaluationProtocol",
     # a preparation's independent jobs, on the run's workers
-    "JobFunction", "JobLost", "Jobs", "run_jobs",
+    "JobFunction", "JobLost", "Jobs", "StartedJobs", "run_jobs", "start_jobs",
     # splits
     "CURRICULUM_SUFFIX", "base_split", "curriculum_split", "is_curriculum_split",
     "FEW_SHOT_QUERY_SUFFIX", "FEW_SHOT_SUPPORT_SUFFIX", "few_shot_base", "few_shot_splits",

@@ -6,7 +6,11 @@ episodes of its memory, one batch of training episodes) hands them to the harnes
     rollouts = run_jobs(self.ctx, play_support, payloads)
 
 `run_jobs` calls `function(job_ctx, payload)` for each payload and returns the results in
-the order of the payloads. With `--workers 0` or `1` (and where the harness gives no job
+the order of the payloads. `start_jobs` hands a batch out and returns at once; its
+`results()` waits for it. A method that works out its next batch while one plays (one
+task's episodes while it plans the next task's) starts each, then takes their results in
+the order it started them: they are counted in that order. Where the harness gives no job
+service, `start_jobs` plays the batch then and there. With `--workers 0` or `1` (and where the harness gives no job
 service: a method's own tests) it calls them one after another in the stream's process,
 with the stream's context; with `--workers N` the jobs run on the run's worker processes,
 and under `--executor ray` as tasks on the cluster (`ctx.jobs`, the runner's).
@@ -44,16 +48,41 @@ class JobLost(RuntimeError):
     method's): its preparation fails, and the episode is retried as any failed setup."""
 
 
+class StartedJobs(Protocol):
+    """A batch handed out: `results()` waits for it and gives its results in order (or
+    raises what its first failing job raised)."""
+
+    def results(self) -> list[Any]: ...
+
+
 class Jobs(Protocol):
     """`ctx.jobs`: runs independent jobs of a preparation (see the module's docstring)."""
 
     def map(self, function: JobFunction, payloads: Sequence[Any]) -> list[Any]: ...
 
+    def start(self, function: JobFunction, payloads: Sequence[Any]) -> StartedJobs: ...
+
+
+class _Played:
+    """A batch played where it was started (no job service)."""
+
+    def __init__(self, results: list[Any]) -> None:
+        self._results = results
+
+    def results(self) -> list[Any]:
+        return self._results
+
 
 def run_jobs(ctx: Any, function: JobFunction, payloads: Sequence[Any]) -> list[Any]:
     """`function(ctx, payload)` of every payload, in their order: on the run's workers when
     the harness gives a job service (`ctx.jobs`), else one after another here."""
+    return start_jobs(ctx, function, payloads).results()
+
+
+def start_jobs(ctx: Any, function: JobFunction, payloads: Sequence[Any]) -> StartedJobs:
+    """The batch of `run_jobs`, handed out without waiting for it (played here and now
+    where the harness gives no job service)."""
     jobs: Optional[Jobs] = getattr(ctx, "jobs", None)
     if jobs is None:
-        return [function(ctx, payload) for payload in payloads]
-    return jobs.map(function, list(payloads))
+        return _Played([function(ctx, payload) for payload in payloads])
+    return jobs.start(function, list(payloads))

@@ -53,7 +53,8 @@ class JobOutcome:
     tags: dict[str, str] = field(default_factory=dict)
 
 
-Transport = Callable[[list[JobSpec]], list[JobOutcome]]
+# hands a batch out; gives the function that waits for its outcomes, in order
+Transport = Callable[[list[JobSpec]], Callable[[], list[JobOutcome]]]
 
 
 def function_name(function: JobFunction) -> str:
@@ -123,20 +124,46 @@ def portable_outcome(outcome: JobOutcome) -> JobOutcome:
     return outcome
 
 
+class Started:
+    """A batch handed out (`StreamJobs.start`): `results()` waits for it, counts it (and
+    every batch started before it) to the stream, and gives its results in order."""
+
+    def __init__(self, owner: "StreamJobs", wait: Optional[Callable[[], list[JobOutcome]]],
+                 results: Optional[list[Any]] = None) -> None:
+        self.owner = owner
+        self.wait = wait  # None once counted
+        self._results = results
+        self._error: Optional[BaseException] = None
+
+    def results(self) -> list[Any]:
+        self.owner._count_until(self)
+        if self._error is not None:
+            raise self._error
+        assert self._results is not None
+        return self._results
+
+
 class StreamJobs:
     """`ctx.jobs` of a stream whose run has more than one worker: its batches go through
-    `transport`, and are counted to the stream's client (`llm`) in order."""
+    `transport` (which hands them out and gives a function that waits for their outcomes),
+    and are counted to the stream's client (`llm`) in the order they were started."""
 
     def __init__(self, transport: Transport, stream: StreamSpec, llm: Any) -> None:
         self.transport = transport
         self.stream = stream
         self.llm = llm
+        self.open: list[Started] = []  # started, not yet counted, in order
+        self.asked: set[str] = set()  # the requests of the open batches' counted jobs
 
     def map(self, function: JobFunction, payloads: Sequence[Any]) -> list[Any]:
+        return self.start(function, payloads).results()
+
+    def start(self, function: JobFunction, payloads: Sequence[Any]) -> Started:
         payloads = list(payloads)
         name = function_name(function)
-        if len(payloads) < 2:  # nothing to share out
-            return [function(job_context(self.stream, self.llm), p) for p in payloads]
+        if len(payloads) < 2 and not self.open:  # nothing to share out, nothing before it
+            ctx = job_context(self.stream, self.llm)
+            return Started(self, None, [function(ctx, p) for p in payloads])
         tags = self.llm.tag_state() if self.llm is not None else {}
         scope = self.llm.scope_name if self.llm is not None else ""
         specs = [JobSpec(i, self.stream, name, payload, tags, scope)
@@ -147,18 +174,30 @@ class StreamJobs:
             raise TypeError(f"a job's payload must be picklable ({type(exc).__name__}: "
                             f"{exc})") from None
         flush_all()  # what this process cached (its inline jobs, its episodes) is theirs too
-        outcomes = self.transport(specs)
-        refresh_all()  # and what they cached is this process's
-        return self._counted(outcomes)
+        started = Started(self, self.transport(specs))
+        self.open.append(started)
+        return started
+
+    def _count_until(self, last: Started) -> None:
+        """Wait for and count the open batches up to `last`, in the order they started."""
+        while last.wait is not None:
+            batch = self.open.pop(0)
+            outcomes, batch.wait = batch.wait(), None  # type: ignore[misc]
+            refresh_all()  # what they cached is this process's too
+            try:
+                batch._results = self._counted(outcomes)
+            except Exception as exc:
+                batch._error = exc
+            if not self.open:
+                self.asked.clear()
 
     def _counted(self, outcomes: list[JobOutcome]) -> list[Any]:
         """The outcomes counted to the stream in order; the first error raised once the
         jobs before it (and its own calls) are counted, as a loop would have."""
-        asked: set[str] = set()  # the requests of the batch's earlier jobs
         for outcome in outcomes:
             if self.llm is not None and outcome.spend is not None:
-                spend = as_if_cached(outcome.spend, asked) if self.llm.reads_cache else outcome.spend
-                asked.update(call.key for call in outcome.spend.calls if call.key)
+                spend = as_if_cached(outcome.spend, self.asked) if self.llm.reads_cache else outcome.spend
+                self.asked.update(call.key for call in outcome.spend.calls if call.key)
                 self.llm.absorb(spend)
                 self.llm.set_tag_state(outcome.tags)
             if outcome.error is not None:
@@ -167,8 +206,9 @@ class StreamJobs:
 
 
 def as_if_cached(spend: Any, asked: set[str]) -> Any:
-    """`spend` with its calls of requests an earlier job of the batch made counted as the
-    cache's answers: one after another, they would have been."""
+    """`spend` with its calls of requests an earlier job made (of its batch, or of a batch
+    out at the same time) counted as the cache's answers: one after another, they would
+    have been."""
     calls, usage = [], {role: dataclasses.replace(u) for role, u in spend.usage.items()}
     for call in spend.calls:
         if call.key in asked and not call.cached:

@@ -92,25 +92,29 @@ class _JobRequests:
         self.batches = 0
         self.waiting: dict[int, "queue.Queue[JobOutcome]"] = {}
 
-    def transport(self, unit_id: int) -> Callable[[list[JobSpec]], list[JobOutcome]]:
-        return lambda specs: self.request(unit_id, specs)
+    def transport(self, unit_id: int) -> Callable[[list[JobSpec]], Callable[[], list[JobOutcome]]]:
+        return lambda specs: self.start(unit_id, specs)
 
-    def request(self, unit_id: int, specs: list[JobSpec]) -> list[JobOutcome]:
+    def start(self, unit_id: int, specs: list[JobSpec]) -> Callable[[], list[JobOutcome]]:
+        """Send a batch to the writer; the function that waits for its outcomes."""
         inbox: "queue.Queue[JobOutcome]" = queue.Queue()
         with self.lock:
             self.batches += 1
             batch = self.batches
             self.waiting[batch] = inbox
-        try:
-            self.emit(JobsRequested(unit_id, batch, specs))
+        self.emit(JobsRequested(unit_id, batch, specs))
+
+        def wait() -> list[JobOutcome]:
             got: dict[int, JobOutcome] = {}
-            while len(got) < len(specs):
-                outcome = inbox.get()
-                got[outcome.index] = outcome
+            try:
+                while len(got) < len(specs):
+                    outcome = inbox.get()
+                    got[outcome.index] = outcome
+            finally:
+                with self.lock:
+                    self.waiting.pop(batch, None)
             return [got[i] for i in range(len(specs))]
-        finally:
-            with self.lock:
-                self.waiting.pop(batch, None)
+        return wait
 
     def deliver(self, result: JobResult) -> None:
         with self.lock:

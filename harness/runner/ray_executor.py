@@ -95,20 +95,32 @@ def play_unit(unit: WorkUnit, record_trajectories: bool):
         raise failure[0]
 
 
-def ray_jobs(specs: list[JobSpec]) -> list[JobOutcome]:
-    """A batch of jobs as Ray tasks, their outcomes in order (Ray's own retries cover a
-    worker lost under a job: it raises no exception of its own, `play_job` returns it)."""
+_remote_play_job: Any = None
+_remote_lock = threading.Lock()
+
+
+def ray_jobs(specs: list[JobSpec]) -> Callable[[], list[JobOutcome]]:
+    """A batch of jobs as Ray tasks; the function that waits for their outcomes, in order
+    (Ray's own retries cover a worker lost under a job: it raises no exception of its own,
+    `play_job` returns it)."""
     ray = import_ray()
-    remote = ray.remote(max_retries=JOB_PLAYS - 1, retry_exceptions=False)(play_job)
+    global _remote_play_job
+    with _remote_lock:
+        if _remote_play_job is None:  # made once per process: Ray exports it each time
+            _remote_play_job = ray.remote(max_retries=JOB_PLAYS - 1, retry_exceptions=False)(play_job)
+        remote = _remote_play_job
     declared = dict(registry.benchmark_class(specs[0].stream.benchmark).ray_resources)
     refs = [remote.options(**declared).remote(spec) for spec in specs]
-    outcomes = []
-    for spec, ref in zip(specs, refs):
-        try:
-            outcomes.append(ray.get(ref))
-        except ray.exceptions.RayError as exc:  # its worker or node, each time
-            outcomes.append(lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"))
-    return outcomes
+
+    def wait() -> list[JobOutcome]:
+        outcomes = []
+        for spec, ref in zip(specs, refs):
+            try:
+                outcomes.append(ray.get(ref))
+            except ray.exceptions.RayError as exc:  # its worker or node, each time
+                outcomes.append(lost(spec, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"))
+        return outcomes
+    return wait
 
 
 def task_resources(unit: WorkUnit, concurrency: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from lifebench.api import (Benchmark, EpisodeTools, EvaluationProtocol, Instance, MethodNeeds, Observation,
                            StreamContext, TaskInfo, TRAINING_CURVES, TrainingCurves, UserError,
-                           episode_rng, run_jobs)
+                           episode_rng, run_jobs, start_jobs)
 from lifebench.methods.instructrag import matcher, policy, scripted
 from lifebench.api.training import MAX_POINTS
 from lifebench.methods.instructrag.encoders import ENCODERS, make_encoder
@@ -282,11 +282,12 @@ class InstructRagMethod(ReactMethod):
         return out
 
     def _episodes(self, role: str):
-        """A batch of training episodes (question, path), on the run's workers: their rewards."""
-        def play_batch(pairs: list[tuple[Question, tuple[str, ...]]]) -> list[float]:
-            return run_jobs(self.ctx, training_episode,
-                            [TrainingEpisode(self.config, q, path, role) for q, path in pairs])
-        return play_batch
+        """Hands a batch of training episodes (question, path) out to the run's workers; the
+        function that waits for their rewards."""
+        def start(pairs: list[tuple[Question, tuple[str, ...]]]):
+            return start_jobs(self.ctx, training_episode,
+                              [TrainingEpisode(self.config, q, path, role) for q, path in pairs]).results
+        return start
 
     def _evaluator(self, role: str):
         def evaluate(question: Question, path: tuple[str, ...]) -> float:

@@ -11,9 +11,10 @@ query reward has stopped rising (`stopped_rising`), or at the cap.
 
 Rewards come from `Evaluate`: an LLM episode on the question's instance with a given path in
 the prompt, scored by the benchmark (success, or the score scaled to [0, 1]). An iteration's
-episodes do not depend on one another: every random draw, retrieval and choice of the
-iteration is made first (in the order a loop would make them), then its episodes are played
-as one batch (`EvaluateMany`: on the run's workers), then the rewards are used in order.
+episodes do not depend on one another: each task's random draws, retrievals and choices are
+made in the order a loop would make them, and its episodes handed out as a batch
+(`StartEpisodes`: on the run's workers) while the next task is planned; then the rewards are
+used task by task, in order.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ class Question:
 
 
 Evaluate = Callable[[Question, tuple[str, ...]], float]
-# the rewards of (question, path) episodes, in order: a batch played at once
-EvaluateMany = Callable[[list[tuple[Question, tuple[str, ...]]]], list[float]]
+# hands a batch of (question, path) episodes out; gives the function that waits for their
+# rewards, in order
+StartEpisodes = Callable[[list[tuple[Question, tuple[str, ...]]]], Callable[[], list[float]]]
 
 
 @dataclass(frozen=True)
@@ -341,12 +343,17 @@ class Learner:
             pool_choice = best_of_pool(plan.question.text, plan.pool, [rewards[p] for p in plan.pool])
         return pg, pool_choice, reward
 
-    def play_queries(self, plans: Sequence["QueryPlan"], evaluate: EvaluateMany
-                     ) -> list[dict[tuple[str, ...], float]]:
-        """The rewards of every plan's episodes, played as one batch."""
+    def start_queries(self, plans: Sequence["QueryPlan"], start: StartEpisodes
+                      ) -> Callable[[], list[dict[tuple[str, ...], float]]]:
+        """Hand every plan's episodes out as one batch; the function that waits for their
+        rewards (per plan, by path)."""
         pairs = [(plan.question, path) for plan in plans for path in plan.episodes]
-        rewards = iter(evaluate(pairs))
-        return [{path: next(rewards) for path in plan.episodes} for plan in plans]
+        wait = start(pairs)
+
+        def rewards() -> list[dict[tuple[str, ...], float]]:
+            found = iter(wait())
+            return [{path: next(found) for path in plan.episodes} for plan in plans]
+        return rewards
 
     def finetuning_grads(self, ml: Params, choices: Sequence["PoolChoice"]) -> Optional[tuple[float, Params]]:
         """L_FT (Eq. 10) over a batch of questions (a task's B), so that its path-to-question
@@ -362,11 +369,11 @@ class Learner:
     # -- Algorithm 2
     def meta_train(self, support: dict[str, list[Question]], query: dict[str, list[Question]],
                    evaluate: Evaluate, iterations: int, tasks_per_batch: int,
-                   batch: Optional[EvaluateMany] = None) -> TrainingLog:
+                   batch: Optional[StartEpisodes] = None) -> TrainingLog:
         """At most `iterations` iterations, fewer once the query reward has stopped rising
-        (`stopped_rising`). Each iteration's episodes are one batch (`batch`, else
-        `evaluate` one after another)."""
-        evaluate_many = batch or one_by_one(evaluate)
+        (`stopped_rising`). Each task's episodes are a batch (`batch`, else `evaluate` one
+        after another)."""
+        start_batch = batch or one_by_one(evaluate)
         log = TrainingLog()
         tasks = sorted(t for t in query if query[t])
         if not tasks:
@@ -388,15 +395,14 @@ class Learner:
                     rl, ml = self.agents.rl, self.agents.ml
                 plans = [self.plan_query(rl, ml, question, everyone)
                          for question in self._sample(query[task])]
+                played = self.start_queries(plans, start_batch)
                 # without meta-learning the support losses train the shared agents directly
                 grads = None if self.switches.meta_learning else self._support_grads(shots, losses)
-                planned.append((rl, ml, plans, grads))
-            played = iter(self.play_queries([p for _, _, plans, _ in planned for p in plans],
-                                             evaluate_many))
-            for rl, ml, plans, grads in planned:
+                planned.append((rl, ml, plans, played, grads))
+            for rl, ml, plans, played, grads in planned:
                 choices = []
-                for plan in plans:
-                    pg, choice, reward = self.finish_query(rl, plan, next(played))
+                for plan, rewards_of in zip(plans, played()):
+                    pg, choice, reward = self.finish_query(rl, plan, rewards_of)
                     rewards.append(reward)
                     if pg is not None:
                         losses["pg_loss"].append(pg[0])
@@ -454,10 +460,10 @@ class Learner:
 
     # -- Algorithm 3
     def few_shot(self, support: dict[str, list[Question]], evaluate: Evaluate,
-                 batch: Optional[EvaluateMany] = None) -> dict[str, tuple[Params, Params]]:
+                 batch: Optional[StartEpisodes] = None) -> dict[str, tuple[Params, Params]]:
         """Per test task: theta'_i = theta - alpha grad L_WS - beta grad L_PG (and likewise eta)
-        on its support questions, which are played (never scored): every task's episodes in
-        one batch (`batch`, else `evaluate` one after another)."""
+        on its support questions, which are played (never scored): each task's episodes a
+        batch (`batch`, else `evaluate` one after another)."""
         everyone = [q for qs in support.values() for q in qs]
         planned = []
         for task in sorted(support):
@@ -466,15 +472,13 @@ class Learner:
                 continue  # the graph is extended, the agents stay as trained
             rl, ml = self.adapt(self.agents.rl, self.agents.ml, shots)
             plans = [self.plan_query(self.agents.rl, self.agents.ml, q, everyone) for q in shots]
-            planned.append((task, rl, ml, plans))
-        played = iter(self.play_queries([p for *_, plans in planned for p in plans],
-                                        batch or one_by_one(evaluate)))
+            planned.append((task, rl, ml, plans, self.start_queries(plans, batch or one_by_one(evaluate))))
         adapted = {}
-        for task, rl, ml, plans in planned:
+        for task, rl, ml, plans, played in planned:
             rl_grad = zeros_like(rl)
             choices = []
-            for plan in plans:
-                pg, choice, _ = self.finish_query(self.agents.rl, plan, next(played))
+            for plan, rewards_of in zip(plans, played()):
+                pg, choice, _ = self.finish_query(self.agents.rl, plan, rewards_of)
                 if pg is not None:
                     rl_grad = add_scaled(rl_grad, pg[1], 1.0)
                 if choice is not None:
@@ -497,9 +501,12 @@ class Learner:
         return set()
 
 
-def one_by_one(evaluate: Evaluate) -> EvaluateMany:
-    """A batch played one episode after another."""
-    return lambda pairs: [evaluate(question, path) for question, path in pairs]
+def one_by_one(evaluate: Evaluate) -> StartEpisodes:
+    """A batch played there and then, one episode after another."""
+    def start(pairs: list[tuple[Question, tuple[str, ...]]]) -> Callable[[], list[float]]:
+        rewards = [evaluate(question, path) for question, path in pairs]
+        return lambda: rewards
+    return start
 
 
 @dataclass(frozen=True)
