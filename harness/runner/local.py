@@ -32,6 +32,7 @@ import queue
 import signal
 import sys
 import threading
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import connection as mp_connection
@@ -132,6 +133,18 @@ def _play_job(start: JobStart, emit: Callable[[object], None]) -> None:
     emit(JobFinished(start.job_id, outcome))
 
 
+def _or_die(target: Callable[..., None], *args: Any) -> None:
+    """`target(*args)` in a worker's thread; what it fails to catch ends the process, as it
+    would on the main thread: the writer then records the worker lost and its units go on
+    elsewhere (a dead thread alone would leave its unit waiting for ever)."""
+    try:
+        target(*args)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(70)
+
+
 def _die_with_parent() -> None:
     """Linux: the kernel kills this worker if the writer dies (even by SIGKILL)."""
     if sys.platform.startswith("linux"):
@@ -181,7 +194,7 @@ def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int =
             if concurrency == 1 and requests is None:  # one stream at a time: played here
                 target(*args)
                 continue
-            thread = threading.Thread(target=target, args=args, daemon=True)
+            thread = threading.Thread(target=_or_die, args=(target, *args), daemon=True)
             thread.start()
             threads = [t for t in threads if t.is_alive()] + [thread]
         for thread in threads:
