@@ -36,7 +36,9 @@ from lifebench.api.budget import Budget
 # 6: replayable runs: per call (`llm_call_tokens`) its `key`, the response cache's key of
 #    its request, under which the results directory's answers file keeps its answer.
 #    Older records read with "" (their answers were not kept).
-SCHEMA_VERSION = 6
+# 7: per call its `tokens_fitted`, the prompt's tokens as the harness counted them to fit the
+#    context window (beside `tokens_in`, the server's count). Older records read with None.
+SCHEMA_VERSION = 7
 
 
 class Status(str, enum.Enum):
@@ -258,6 +260,9 @@ class CallTokens:
     # schema 6: the request's cache key (`lifebench.llm.cache.body_and_key`): its answer is
     # the results directory's answers file's entry of that key
     key: str = ""
+    # schema 7: the prompt's tokens as the harness counted them to fit the context window
+    # (None: no window was known, nothing was fitted); `tokens_in` is the server's count
+    tokens_fitted: Optional[int] = None
 
 
 @dataclass(frozen=True, order=True)
@@ -432,6 +437,8 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "llm_calls_cut": 0, "llm_calls_trimmed": 0, "schema_version": 5}
     if data["schema_version"] == 5:  # the calls' keys were not kept (CallTokens.key "")
         data = {**data, "schema_version": 6}
+    if data["schema_version"] == 6:  # no call's fitted count was kept (tokens_fitted None)
+        data = {**data, "schema_version": 7}
     return data
 
 

@@ -21,12 +21,13 @@ from lifebench.cli.leaderboard import Leaderboard
 from lifebench.cli.listing import List
 from lifebench.cli.new import New
 from lifebench.cli.run import Run
+from lifebench.cli.serve import Serve
 from lifebench.cli.splits import Splits
 from lifebench.cli.verify import Verify
 from lifebench.cli.view import View
 
-COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Data, Run, Grid, Doctor, Cache, Leaderboard,
-                                          Compare, Check, Export, Verify, View, New)
+COMMANDS: tuple[type[SubCommand], ...] = (List, Splits, Data, Run, Grid, Doctor, Serve, Cache,
+                                          Leaderboard, Compare, Check, Export, Verify, View, New)
 
 
 def build_parser() -> Parser:

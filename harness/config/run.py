@@ -224,8 +224,9 @@ class LLMConfig:
              "without tool calling; part of the identity of streams of methods that offer tools")
     context_window: Optional[int] = option(
         None, flag="--context-window", toml="context_window", minimum=256,
-        help="the model's context window in tokens (default: what the server's /v1/models "
-             "reports, e.g. vLLM's max_model_len); prompts are fitted to it")
+        help="the model's context window in tokens (default: what the server reports in "
+             "/v1/models, e.g. vLLM's max_model_len, or in /props, llama.cpp's n_ctx); prompts "
+             "are fitted to it")
     trim: bool = option(True, flag="--no-trim", toml="trim",
                         help="send prompts as the methods built them, even past the context "
                              "window (a refused one ends its episode as context_overflow); "
@@ -242,6 +243,11 @@ class LLMConfig:
     answers_path: Optional[str] = option(None, flag=None, toml=None, help="the run's answers file")
     replay_answers: Optional[str] = option(None, flag=None, toml=None,
                                            help="the answers file a replay takes its answers from")
+    # The chat template's tokens around the messages (`lifebench.llm.server_tokens.Framing`,
+    # encoded), as the run's start learned them from the server: set by the runner, and by a
+    # replay from the manifest. Never a user's.
+    prompt_framing: Optional[str] = option(None, flag=None, toml=None,
+                                           help="the template's framing prompts are fitted with")
     # Backoff between retries: exponential from backoff_s, capped, with full jitter.
     backoff_s: float = option(1.0, flag=None, toml=None, minimum=0, help="first backoff")
     backoff_max_s: float = option(60.0, flag=None, toml=None, minimum=0, help="longest backoff")

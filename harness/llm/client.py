@@ -37,6 +37,7 @@ from lifebench.llm.server_errors import (error_line, is_context_overflow, reject
                                          rejects_tools, wants_max_completion_tokens)
 from lifebench.llm.text_tools import as_text_messages, read_tool_call
 from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
+from lifebench.llm.server_tokens import Framing, ServerTokenizer
 from lifebench.llm.window import TokenCounter, fit_messages
 
 _NO_KEY = "no-key"  # local servers accept any key; some proxies want the header anyway
@@ -128,15 +129,16 @@ class _Malformed(Exception):
 def token_counter(base_url: str, model: str, timeout_s: float, key: str = "",
                   answers: Optional[str] = None, replayed: Optional[str] = None,
                   replay: bool = False) -> TokenCounter:
-    """The process's token counter for `model` at `base_url`: the server's `/tokenize`
-    (vLLM, SGLang) where it answers, else the estimate. With a run's `answers` file, a
+    """The process's token counter for `model` at `base_url`: the server's tokenizer
+    (`lifebench.llm.server_tokens`: vLLM's, SGLang's, llama.cpp's) where it answers, else
+    the estimate. With a run's `answers` file, a
     count kept there (in a replay: in the `replayed` run's) is used, and one the server
     gives is kept; in `replay` the server is never asked (a text without a kept count is
     estimated, as the run did without a tokenizer)."""
     where = (base_url, model, answers or "", replayed or "", replay)  # one per run
     with _slots_lock:
         if where not in _counters:
-            server = None if replay else _server_tokenizer(base_url, model, timeout_s, key)
+            server = None if replay else ServerTokenizer(base_url, model, timeout_s, key)
             _counters[where] = TokenCounter(_kept_counts(base_url, model, server, answers, replayed)
                                             if answers or replayed else server)
         return _counters[where]
@@ -153,27 +155,6 @@ def _kept_counts(base_url: str, model: str, server: Optional[Callable[[str], Opt
         if counted is not None:
             keep_count(answers, key, counted)
         return counted
-    return tokenize
-
-
-def _server_tokenizer(base_url: str, model: str, timeout_s: float, key: str):
-    root = base_url.rstrip("/")
-    root = root[:-3] if root.endswith("/v1") else root
-    try:
-        server = endpoint(root, min(timeout_s, 30.0), 1 << 20)
-    except ValueError:
-        return None
-    headers = {"Content-Type": "application/json", "Accept": "application/json",
-               "Authorization": f"Bearer {key or _NO_KEY}"}  # behind the same key, if any
-
-    def tokenize(text: str) -> Optional[int]:
-        body = json.dumps({"model": model, "prompt": text, "add_special_tokens": False}).encode()
-        try:
-            answer = server.post("/tokenize", body, headers)
-            count = parse_json(answer.body).get("count") if answer.status == 200 else None
-        except (TransportFailure, TransportTimeout, ValueError, AttributeError):
-            return None  # no usable tokenizer there (the counter estimates from now on)
-        return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
     return tokenize
 
 
@@ -255,6 +236,7 @@ class LLMClient:
         self._count = token_counter(config.base_url, model, config.timeout_s, self._key,
                                     config.answers_path, config.replay_answers, self.replay) \
             if config.context_window and config.trim else None
+        self._framing = Framing.decoded(config.prompt_framing)
 
     def tag(self, **values: Optional[str]) -> None:
         """What the coming calls are for (method, benchmark, split, instance, step), sent as
@@ -330,7 +312,7 @@ class LLMClient:
         text_tools = bool(tools) and self.config.tool_protocol == "text"
         cap = self.config.max_tokens if self.config.max_tokens is not None else params.max_tokens
         window = self.config.context_window if self.config.trim else None
-        fitted = fit_messages(messages, window, cap, self._count)
+        fitted = fit_messages(messages, window, cap, self._count, self._framing)
         messages = fitted.messages
         for _ in range(3):  # each quirk is learned once: seed, then the cap's field
             request = self._request(messages, tools, params, cap, text_tools)
@@ -382,7 +364,7 @@ class LLMClient:
             self.calls.append(CallTokens(role, reply.tokens_in, reply.tokens_out, cached,
                                          reply.finish_reason, cap,
                                          _reasoning_tokens(response or {}, reply), fitted.left_out,
-                                         key))
+                                         key, fitted.tokens if window else None))
             if reply.reasoning:
                 self._reasoning.append(reply.reasoning)
         return reply

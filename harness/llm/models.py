@@ -1,6 +1,10 @@
-"""What an endpoint serves, from its `/v1/models` (no completion is asked): the model names,
-and each model's context window where the server reports one (vLLM and SGLang:
-`max_model_len`; some proxies: `context_length` or `context_window`)."""
+"""What an endpoint serves, before a run (no completion is asked): the model names from its
+`/v1/models`, and the model's context window where the server reports one (vLLM and SGLang:
+`max_model_len` there; some proxies: `context_length` or `context_window`; llama.cpp's
+`llama-server` and lifebench's embedded server: `GET /props`,
+`default_generation_settings.n_ctx`); where prompts are fitted to that window, how the server
+counts tokens (`lifebench.llm.server_tokens`: its tokenizer endpoint and its chat template's
+framing)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any, Optional
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
+from lifebench.llm.server_tokens import Framing, ServerTokenizer, learn_framing, server_root
 from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
 
 MAX_LIST_BYTES = 4 << 20
@@ -31,12 +36,20 @@ class ModelCheck:
 
     served: Optional[bool]  # None: not known (no list)
     window: Optional[int]  # the context window the prompts are fitted to
-    window_source: str  # "--context-window", "/v1/models", or "" when none is known
+    window_source: str  # "--context-window", "/v1/models", "/props", or "" when none is known
     line: str  # what the run prints ("" when there is nothing to say)
+    token_counter: str = ""  # the server's tokenizer endpoint ("": none, or not asked)
+    framing: Optional[Framing] = None  # the template's, learned from the server
 
     def manifest(self, model: str) -> dict[str, Any]:
-        return {"model": model, "served": self.served, "context_window": self.window,
-                "context_window_source": self.window_source or None}
+        found: dict[str, Any] = {"model": model, "served": self.served,
+                                 "context_window": self.window,
+                                 "context_window_source": self.window_source or None}
+        if self.token_counter:
+            found["token_counter"] = self.token_counter
+        if self.framing is not None:
+            found["prompt_framing"] = {**self.framing.manifest(), "source": "/apply-template"}
+        return found
 
 
 def _window(entry: dict[str, Any]) -> Optional[int]:
@@ -83,9 +96,36 @@ def list_models(config: LLMConfig, timeout_s: float = 10.0) -> ServedModels:
     return ServedModels(True, names, windows)
 
 
+def props_window(config: LLMConfig, timeout_s: float = 10.0) -> Optional[int]:
+    """The context window at GET {root}/props (llama-server's `default_generation_settings
+    .n_ctx`, a slot's window), through the bounded transport; None where there is none."""
+    key = os.environ.get(config.api_key_env) or ""
+    try:
+        server = endpoint(server_root(config.base_url), min(timeout_s, config.timeout_s), MAX_LIST_BYTES)
+        answer = server.get("/props", {"Accept": "application/json",
+                                       "Authorization": f"Bearer {key or 'no-key'}"})
+        settings = parse_json(answer.body).get("default_generation_settings") \
+            if answer.status == 200 else None
+    except (ValueError, AttributeError, TransportFailure, TransportTimeout):
+        return None
+    window = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def server_counting(model: str, config: LLMConfig) -> tuple[str, Optional[Framing]]:
+    """How the server counts a prompt's tokens: its tokenizer endpoint ("" for none) and its
+    template's framing (None where it does not render its template)."""
+    tokenizer = ServerTokenizer(config.base_url, model, config.timeout_s,
+                                os.environ.get(config.api_key_env) or "")
+    if tokenizer("Alpha.") is None:
+        return "", None
+    return tokenizer.source, learn_framing(tokenizer)
+
+
 def check_model(model: str, config: LLMConfig) -> ModelCheck:
-    """Whether `model` is served and its window; a UserError when the endpoint lists its
-    models and this is not one of them."""
+    """Whether `model` is served, its window and, where prompts are fitted to it, how the
+    server counts them; a UserError when the endpoint lists its models and this is not one
+    of them."""
     served = list_models(config)
     where = f"{model} at {config.base_url}"
     if served.names and model not in served.names:
@@ -97,10 +137,13 @@ def check_model(model: str, config: LLMConfig) -> ModelCheck:
     else:
         window = served.windows.get(model)
         source = "/v1/models" if window else ""
+        if not window and served.reachable:
+            window = props_window(config)
+            source = "/props" if window else ""
     if not served.reachable:
         return ModelCheck(None, window, source, f"note: {config.base_url}/models gave "
                           f"{served.problem}: the model and its context window are not checked")
-    if not served.names and not config.context_window:
+    if not served.names and not window:
         return ModelCheck(None, None, "", "")  # it lists nothing: nothing to say
     known = served.names and model in served.names
     if not config.trim:
@@ -110,5 +153,9 @@ def check_model(model: str, config: LLMConfig) -> ModelCheck:
     else:
         fit = "prompts are sent as built (give --context-window N to fit them to the window)"
     size = f"context window {window:,} tokens ({source})" if window else "context window not reported"
+    counter, framing = server_counting(model, config) if window and config.trim else ("", None)
+    counted = (f"; tokens counted by its {counter}" if counter else
+               "; tokens estimated (no tokenizer endpoint)" if window and config.trim else "")
     return ModelCheck(True if known else None, window, source,
-                      f"lifebench: {where}: {'served, ' if known else ''}{size}; {fit}")
+                      f"lifebench: {where}: {'served, ' if known else ''}{size}; {fit}{counted}",
+                      counter, framing)

@@ -9,8 +9,10 @@ sent as it is: the server's refusal then ends the episode as `context_overflow`.
 Tokens are counted by the server's tokenizer where it offers one (vLLM's and SGLang's
 `/tokenize`; each distinct text is asked once), else estimated at 3 characters a token,
 which overestimates English text and code for the tokenizers of current open models (about
-4 characters a token), so an estimated fit errs on the side of fitting. Each message adds
-8 tokens for its framing, and 2% of the window (at least 16 tokens) is kept free.
+4 characters a token), so an estimated fit errs on the side of fitting. The chat template's
+own tokens are the endpoint's `Framing` (`lifebench.llm.server_tokens`: learned from the
+server's rendering of its template where it has one, else 8 tokens a message), and 2% of the
+window (at least 16 tokens) is kept free.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from lifebench.api.prompt import HISTORY_KEY, Prompt, PromptPart
+from lifebench.llm.server_tokens import DEFAULT_FRAMING, Framing
 
 CHARS_PER_TOKEN = 3
-MESSAGE_FRAMING = 8
 MARKER = "[{n} earlier {items} left out here to fit the model's context window]\n"
 _COUNTS_KEPT = 65536
 
@@ -75,7 +77,7 @@ class Fitted:
     tokens: int  # the prompt's counted tokens, as sent (0 when no window was given)
 
 
-def _message_tokens(message: dict[str, Any], count: Callable[[str], int]) -> int:
+def _message_tokens(message: dict[str, Any], count: Callable[[str], int], framing: Framing) -> int:
     content = message.get("content")
     if isinstance(content, Prompt):
         tokens = sum(count(p.text) for p in content.parts)
@@ -83,17 +85,18 @@ def _message_tokens(message: dict[str, Any], count: Callable[[str], int]) -> int
         tokens = count(content if isinstance(content, str) else json.dumps(content or ""))
     for call in message.get("tool_calls") or ():
         tokens += count(json.dumps(call.get("function") if isinstance(call, dict) else call))
-    return tokens + MESSAGE_FRAMING
+    return tokens + framing.per_message
 
 
 def fit_messages(messages: Sequence[dict[str, Any]], window: Optional[int], cap: Optional[int],
-                 count: Callable[[str], int]) -> Fitted:
+                 count: Callable[[str], int], framing: Framing = DEFAULT_FRAMING) -> Fitted:
     """`messages` fitted to `window` tokens with room for `cap` completion tokens (no window:
     only the marks removed)."""
     if window is None:
         return Fitted(_plain(messages), 0, 0)
-    sizes = [_message_tokens(m, count) for m in messages]
-    total = sum(sizes)
+    sizes = [_message_tokens(m, count, framing) for m in messages]
+    # the template's tokens outside the messages (the first message is never left out)
+    total = sum(sizes) + framing.tokens(list(messages)) - framing.per_message * len(messages)
     budget = window - (cap or 0) - max(16, window // 50)
     if total <= budget:
         return Fitted(_plain(messages), 0, total)
@@ -125,7 +128,8 @@ def fit_messages(messages: Sequence[dict[str, Any]], window: Optional[int], cap:
             dropped_parts.add(where)
         left_out += 1
     built = _build(messages, dropped_messages, dropped_parts)
-    return Fitted(built, left_out, sum(_message_tokens(m, count) for m in built))
+    return Fitted(built, left_out, sum(_message_tokens(m, count, framing) for m in built)
+                  + framing.tokens(built) - framing.per_message * len(built))
 
 
 def _plain(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,7 +23,6 @@ played again on another job worker, twice at most.
 from __future__ import annotations
 
 import collections
-import ctypes
 import itertools
 import multiprocessing as mp
 import os
@@ -39,6 +38,7 @@ from multiprocessing import connection as mp_connection
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator, Optional
 
+from lifebench.api.processes import die_with_parent
 from lifebench.api.records import Status
 from lifebench.api import cooperative
 from lifebench.api.cooperative import Hub
@@ -145,18 +145,9 @@ def _or_die(target: Callable[..., None], *args: Any) -> None:
         os._exit(70)
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this worker if the writer dies (even by SIGKILL)."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except OSError:
-            pass
-
-
 def _worker_main(conn: Connection, record_trajectories: bool, concurrency: int = 1,
                  scheduler: str = "threads", jobs: bool = False) -> None:
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer decides how to stop
     parent = os.getppid()
     send_lock = threading.Lock()

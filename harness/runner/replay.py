@@ -25,6 +25,7 @@ from lifebench.api.records import EpisodeRecord, RecordKey
 from lifebench.config.run import ExecutionConfig, RunConfig, run_config_of
 from lifebench.llm import answers as answers_file
 from lifebench.llm.client import adapted_settings
+from lifebench.llm.server_tokens import Framing
 from lifebench.runner.run import execute
 from lifebench.runner.streams import expand
 from lifebench.runner.unit import DIVERGED
@@ -128,6 +129,9 @@ def replayed_run(entry: dict[str, Any], cache_path: Path, answers: Path) -> Repl
     window = endpoint.get("context_window")
     if isinstance(window, int) and not llm.context_window:
         llm = dataclasses.replace(llm, context_window=window)
+    framing = endpoint.get("prompt_framing")
+    if isinstance(framing, dict):  # fitted as the run fitted them
+        llm = dataclasses.replace(llm, prompt_framing=Framing.from_manifest(framing).encoded())
     config = dataclasses.replace(config, llm=llm)
     argv = entry.get("argv") or []
     grid = bool(entry.get("refused")) or (len(argv) > 1 and argv[1] == "grid")

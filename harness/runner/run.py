@@ -13,8 +13,7 @@ from lifebench.llm.window import CHARS_PER_TOKEN
 from lifebench.runner.contexts import given_contexts, plan_contexts
 from lifebench.runner.plan import attach_contexts, attach_prepared, plan_units, prepared_waves
 from lifebench.runner.progress import Progress
-from lifebench.runner.streams import (Refusal, cell_protocols, expand, with_context_window,
-                                      with_llm_settings)
+from lifebench.runner.streams import Refusal, cell_protocols, expand, with_llm_settings
 from lifebench.runner.writer import Executor, RunOutcome
 from lifebench.store.manifest import environment_info, make_manifest
 from lifebench.store.results import ANSWERS_FILE, ResultsStore
@@ -145,23 +144,30 @@ def _learned(endpoint: Optional[dict], outcome: RunOutcome, answers: Path,
     answers_file.close(answers)
     if endpoint and endpoint.get("context_window") and trim and answers.exists():
         counted = answers_file.summary(answers).token_counts
-        learned["token_counts"] = ({"source": "/tokenize", "texts": counted} if counted else
+        learned["token_counts"] = ({"source": endpoint.get("token_counter") or "/tokenize",
+                                    "texts": counted} if counted else
                                    {"source": "estimate", "chars_per_token": CHARS_PER_TOKEN})
     return learned
 
 
 def _check_endpoint(config: RunConfig, units: list, builds: list) -> Optional[dict]:
-    """Whether the model is served and its context window, from /v1/models (no completion
-    is asked), said in one line; a window found there is given to every unit to run (the
-    window is the endpoint's, not part of a record's identity)."""
+    """Whether the model is served, its context window (from /v1/models or /props: no
+    completion is asked) and how the server counts a prompt's tokens, said in one line; a
+    window and a template's framing found there are given to every unit to run (they are the
+    endpoint's, not part of a record's identity)."""
     from lifebench.llm.models import check_model
 
     check = check_model(config.model, config.llm)
     if check.line:
         print(check.line, file=sys.stderr)
+    settings: dict[str, Any] = {}
     if check.window and not config.llm.context_window:
+        settings["context_window"] = check.window
+    if check.framing is not None:
+        settings["prompt_framing"] = check.framing.encoded()
+    if settings:
         for unit in [*units, *builds]:
-            unit.stream = with_context_window(unit.stream, check.window)
+            unit.stream = with_llm_settings(unit.stream, **settings)
     return check.manifest(config.model)
 
 

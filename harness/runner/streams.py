@@ -364,12 +364,6 @@ def _instance_ids(config: RunConfig, bench: Any, split: str, seed: int) -> tuple
     return tuple(ids), by_id
 
 
-def with_context_window(stream: StreamSpec, window: int) -> StreamSpec:
-    """`stream` whose LLM clients (its method's, its context builder's) fit prompts to
-    `window` tokens."""
-    return with_llm_settings(stream, context_window=window)
-
-
 def with_llm_settings(stream: StreamSpec, **settings: Any) -> StreamSpec:
     """`stream` whose LLM clients (its method's, its context builder's) have `settings`
     (LLMConfig fields: what the run found out, such as the window or its answers file)."""

@@ -141,11 +141,11 @@ def test_schema_4_records_read_with_no_call_cut_or_trimmed():
     for name in ("llm_calls_cut", "llm_calls_trimmed"):
         row.pop(name)
     for call in row["llm_call_tokens"]:  # a schema-4 call: no finish, cap, reasoning, trimming
-        for name in ("finish", "max_tokens", "reasoning_tokens", "trimmed", "key"):
+        for name in ("finish", "max_tokens", "reasoning_tokens", "trimmed", "key", "tokens_fitted"):
             call.pop(name)
     row["schema_version"] = 4
     upgraded = EpisodeRecord.from_dict(row)
-    assert upgraded.schema_version == SCHEMA_VERSION == 6
+    assert upgraded.schema_version == SCHEMA_VERSION == 7
     assert upgraded.llm_calls_cut == upgraded.llm_calls_trimmed == 0
     assert json.loads(upgraded.to_json()) == json.loads(record.to_json())
     assert Status("context_overflow").is_result and not Status("context_overflow").is_retried
@@ -159,5 +159,17 @@ def test_schema_5_records_read_with_no_call_keys():
                                "trimmed": 0}]  # a schema-5 call: no key
     row["schema_version"] = 5
     upgraded = EpisodeRecord.from_dict(row)
-    assert upgraded.schema_version == SCHEMA_VERSION == 6
+    assert upgraded.schema_version == SCHEMA_VERSION == 7
     assert upgraded.llm_call_tokens and all(call.key == "" for call in upgraded.llm_call_tokens)
+
+
+def test_schema_6_records_read_with_no_fitted_counts():
+    record = EpisodeRecord.from_dict(v1_rows()[0])
+    row = json.loads(record.to_json())
+    row["llm_call_tokens"] = [{"role": "actor", "tokens_in": 10, "tokens_out": 2, "cached": False,
+                               "finish": "stop", "max_tokens": None, "reasoning_tokens": 0,
+                               "trimmed": 0, "key": "k"}]  # a schema-6 call: no fitted count
+    row["schema_version"] = 6
+    upgraded = EpisodeRecord.from_dict(row)
+    assert upgraded.schema_version == SCHEMA_VERSION == 7
+    assert [(c.key, c.tokens_fitted) for c in upgraded.llm_call_tokens] == [("k", None)]

@@ -51,7 +51,7 @@ def test_records_carry_every_field(cli, tmp_path):
               # schema 5: calls cut at their cap, prompts fitted to the window
               "llm_calls_cut", "llm_calls_trimmed"}
     for record in read_records(out):
-        assert set(record) == fields and record["schema_version"] == SCHEMA_VERSION == 6
+        assert set(record) == fields and record["schema_version"] == SCHEMA_VERSION == 7
         assert record["llm_calls_cut"] == record["llm_calls_trimmed"] == 0
         assert record["method_version"] == "1"
         assert record["context"] == record["context_config_hash"] == ""
