@@ -20,7 +20,7 @@ from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
 from lifebench.llm.completion import completion_problem
-from lifebench.llm.models import list_models
+from lifebench.llm.models import list_models, props_window, server_counting
 from lifebench.llm.reasoning import split_reasoning
 from lifebench.llm.server_errors import error_line, rejects_field, rejects_tools
 from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
@@ -44,8 +44,11 @@ class Profile:
     served: Optional[bool] = None
     served_models: list[str] = field(default_factory=list)
     context_window: Optional[int] = None
+    context_window_source: Optional[str] = None  # "--context-window", "/v1/models" or "/props"
+    token_counter: Optional[str] = None  # the server's tokenizer endpoint (None: estimates)
     answers: Optional[bool] = None  # a plain completion came back
     tools: Optional[bool] = None
+    tool_probe: Optional[str] = None  # what the tool probe got, where it was not a call
     seed: Optional[bool] = None
     reasoning: Optional[str] = None  # "field", "tags" or "none"
     prefill_tokens_per_s: Optional[float] = None
@@ -115,7 +118,10 @@ class ToolProbe:
 
 def probe_tools(model: str, config: LLMConfig) -> ToolProbe:
     """Offer a tool in one completion of at most 16 tokens (the start-up check's, and the
-    doctor's): a 200 says yes, a refusal of tools no; anything else cannot tell."""
+    doctor's): yes only when the reply calls the offered tool (a `tool_calls` entry naming
+    it); no when the server refuses tools, or answers without calling it (a server that
+    takes the field but parses no calls, as llama-cpp-python's with a chat template that
+    has no tool format); anything else (no answer, a server error) cannot tell."""
     started = time.monotonic()
     try:
         status, answer, seconds = _Probe(model, config).ask(
@@ -124,11 +130,37 @@ def probe_tools(model: str, config: LLMConfig) -> ToolProbe:
         why = "no answer in time" if isinstance(exc, TransportTimeout) else f"no answer ({exc})"
         return ToolProbe(None, None, time.monotonic() - started, answer=why)
     if status == 200:
-        usage = answer.get("usage") or {}
-        return ToolProbe(True, status, seconds, int(usage.get("prompt_tokens") or 0),
-                         int(usage.get("completion_tokens") or 0))
+        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+        called = _called(answer, _PROBE_TOOL["function"]["name"])
+        said = "" if called else f"answered without calling the tool: {_content(answer)!r}"
+        return ToolProbe(called, status, seconds, _int(usage.get("prompt_tokens")),
+                         _int(usage.get("completion_tokens")), said)
     refused = isinstance(answer, str) and rejects_tools(answer)
     return ToolProbe(False if refused else None, status, seconds, answer=str(answer))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _message(completion: dict[str, Any]) -> dict[str, Any]:
+    choices = completion.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = first.get("message")
+    return message if isinstance(message, dict) else {}
+
+
+def _called(completion: dict[str, Any], name: str) -> bool:
+    """Whether the reply holds a tool call naming `name`."""
+    calls = _message(completion).get("tool_calls")
+    return isinstance(calls, list) and any(
+        isinstance(call, dict) and isinstance(call.get("function"), dict)
+        and call["function"].get("name") == name for call in calls)
+
+
+def _content(completion: dict[str, Any]) -> str:
+    content = _message(completion).get("content")
+    return content[:80] if isinstance(content, str) else ""
 
 
 def diagnose(model: str, config: LLMConfig) -> Profile:
@@ -147,11 +179,18 @@ def diagnose(model: str, config: LLMConfig) -> Profile:
     profile.key_accepted = True
     profile.served_models = served.names
     profile.served = (model in served.names) if served.names else None
-    profile.context_window = config.context_window or served.windows.get(model)
     if profile.served is False:
         profile.problems.append(f"model {model!r} is not served; the endpoint serves: "
                                 f"{', '.join(served.names[:10])}")
         return profile
+    if config.context_window:
+        profile.context_window, profile.context_window_source = config.context_window, "--context-window"
+    elif served.windows.get(model):
+        profile.context_window, profile.context_window_source = served.windows[model], "/v1/models"
+    else:
+        profile.context_window = props_window(config)
+        profile.context_window_source = "/props" if profile.context_window else None
+    profile.token_counter = server_counting(model, config)[0] or None
     probe = _Probe(model, config)
     try:
         _probe_completions(probe, profile)
@@ -181,6 +220,7 @@ def _probe_completions(probe: _Probe, profile: Profile) -> None:
         profile.problems.append(f"a completion with seed was refused ({status}): {answer}")
     tools = probe_tools(profile.model, probe.config)
     profile.tools = tools.tools is True
+    profile.tool_probe = tools.answer or None
     if tools.tools is None:
         profile.problems.append(f"a completion offering a tool was refused ({tools.status}): "
                                 f"{tools.answer}")
@@ -203,14 +243,26 @@ def _yes(value: Optional[bool]) -> str:
 
 def report(profile: Profile) -> list[tuple[str, str]]:
     """The table `lifebench doctor` prints: (check, result)."""
-    window = f"{profile.context_window:,} tokens" if profile.context_window else "not reported"
+    window = (f"{profile.context_window:,} tokens ({profile.context_window_source})"
+              if profile.context_window else "not reported")
+    if profile.tools is None:
+        tools = "unknown"
+    elif profile.tools:
+        tools = "yes: methods that offer tools (How²) call them natively"
+    else:
+        tools = (f"no ({profile.tool_probe[:60]}): methods that offer tools (How²) describe "
+                 f"them in the prompt (--llm-tool-protocol text)" if profile.tool_probe else
+                 "no: methods that offer tools (How²) use --llm-tool-protocol text")
+    counts = (f"the server's ({profile.token_counter})" if profile.token_counter else
+              "estimated (no tokenizer endpoint)")
     rows = [("endpoint", profile.base_url),
             ("reachable", _yes(profile.reachable)),
             ("API key accepted", _yes(profile.key_accepted)),
             ("model served", _yes(profile.served) + ("" if profile.served is not False else
                                                      f" (serves: {', '.join(profile.served_models[:5])})")),
             ("context window", window),
-            ("tool calling", _yes(profile.tools)),
+            ("token counts", counts),
+            ("tool calling", tools),
             ("seed accepted", _yes(profile.seed)),
             ("reasoning output", profile.reasoning or "unknown"),
             ("prefill tokens/s", f"{profile.prefill_tokens_per_s:,.1f}" if profile.prefill_tokens_per_s else "not measured"),

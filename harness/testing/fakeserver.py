@@ -28,7 +28,11 @@ It also behaves as real servers do, when asked (`ServerConfig`, and the flags of
 names): `--models` listed by `/v1/models`, with `--max-model-len` as vLLM's `max_model_len`,
 and a context-length 400 for a request whose prompt and cap do not fit it; `--flavour`
 shapes its error bodies as OpenAI's, vLLM's (top-level `message`, and a `/tokenize`),
-Ollama's (a string) or llama.cpp's; `--reasoning` answers as a reasoning model (`<think>`
+Ollama's (a string) or llama.cpp's `llama-server`'s (whose window is not in `/v1/models` but
+in `GET /props`, whose `POST /tokenize` takes `content` and answers the token ids, whose `POST
+/apply-template` renders its chat template, ChatML with a default system prompt, and whose
+prompt tokens are those of the rendered template); `--no-tool-calls` takes `tools` but
+answers in text, as a server with no tool-call parser for its model does; `--reasoning` answers as a reasoning model (`<think>`
 tags, a template-opened tag, or a `reasoning_content`/`reasoning` field) whose reply is cut
 at the request's `max_tokens` (`finish_reason: "length"`); `--rejects` refuses the named
 request fields (`seed`, `tools`, `max_tokens`) with a 400 in that server's words.
@@ -206,6 +210,9 @@ class ServerConfig:
     # a second choice after the first ("choices"). A script item {"message": {...}} is sent
     # as that message, whatever its shape (a refusal, a lone surrogate, ...).
     shapes: tuple[str, ...] = ()
+    # False: `tools` are taken but no call is ever parsed from the model's text (a tool call
+    # in the script, the probe's included, is answered as its text)
+    tool_calls: bool = True
 
 
 class FakeOpenAI:
@@ -301,6 +308,8 @@ class FakeOpenAI:
     def prompt_tokens(self, request: dict[str, Any]) -> int:
         if self.config.policy == "scripted":  # tokens as characters / 4, the common estimate
             return sum(_chars_tokens(m) for m in request.get("messages", []))
+        if self.config.flavour == "llamacpp":  # its template's tokens too
+            return _words(render_chatml(request.get("messages") or []))
         return sum(_words(str(m.get("content") or "")) for m in request.get("messages", []))
 
     def refusal(self, request: dict[str, Any]) -> Optional[tuple[int, bytes]]:
@@ -354,7 +363,7 @@ class FakeOpenAI:
 
     def models_list(self) -> bytes:
         entry: dict[str, Any] = {"object": "model", "owned_by": "lifebench-fake"}
-        if self.config.max_model_len is not None:
+        if self.config.max_model_len is not None and self.config.flavour != "llamacpp":
             entry["max_model_len"] = self.config.max_model_len
         return json.dumps({"object": "list", "data": [
             {"id": name, **entry} for name in self.config.models]}).encode()
@@ -366,6 +375,9 @@ class FakeOpenAI:
         if isinstance(reply, dict) and isinstance(reply.get("message"), dict):
             message = {"role": "assistant", **reply["message"]}  # sent as the script says
             finish = "tool_calls" if message.get("tool_calls") else "stop"
+        elif isinstance(reply, dict) and "tool_call" in reply and not self.config.tool_calls:
+            call = reply["tool_call"]  # no parser: the model's call stays text
+            message["content"] = json.dumps({"name": call["name"], "arguments": call.get("arguments", {})})
         elif isinstance(reply, dict) and "tool_call" in reply:
             call = reply["tool_call"]
             message["tool_calls"] = [{"id": self._call_id(request), "type": "function",
@@ -423,6 +435,19 @@ class FakeOpenAI:
         else:  # closing-tag: the template opened <think> in the prompt
             message["content"] = f"{thought}\n" + ("" if cut else f"</think>\n\n{answer or ''}")
         return finish, completion, {"completion_tokens_details": {"reasoning_tokens": min(spent, completion)}}
+
+
+DEFAULT_SYSTEM = "You are a helpful assistant."  # what the llamacpp flavour's template adds
+
+
+def render_chatml(messages: list[Any]) -> str:
+    """The llamacpp flavour's chat template: ChatML, a default system message first when the
+    conversation has none, and the assistant's turn opened."""
+    turns = [m for m in messages if isinstance(m, dict)]
+    if not turns or turns[0].get("role") != "system":
+        turns = [{"role": "system", "content": DEFAULT_SYSTEM}, *turns]
+    return "".join(f"<|im_start|>{m.get('role')}\n{m.get('content') or ''}<|im_end|>\n"
+                   for m in turns) + "<|im_start|>assistant\n"
 
 
 def _shaped(message: dict[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]:
@@ -694,12 +719,19 @@ class _Connection(asyncio.BufferedProtocol):
                 self._json(200, list(fake.history))
             elif path.endswith("/models"):
                 self._send(200, fake.models_list())
+            elif path == "/props" and fake.config.flavour == "llamacpp":  # llama-server's
+                self._json(200, {"default_generation_settings": {"n_ctx": fake.config.max_model_len
+                                                                 or 4096},
+                                 "total_slots": 1})
             else:
                 self._json(404, {"error": {"message": "not found"}})
             return
         if head.method != "POST":
             self.keep_alive = False
             self._json(501, {"error": {"message": f"unsupported method {head.method[:20]!r}"}})
+            return
+        if path in ("/tokenize", "/apply-template") and fake.config.flavour == "llamacpp":
+            self._llama_server(path, body)
             return
         if path == "/tokenize" and fake.config.flavour == "vllm":  # vLLM's tokenizer endpoint
             try:
@@ -749,6 +781,24 @@ class _Connection(asyncio.BufferedProtocol):
             self.timer = self.server._loop.call_later(delay, self._answer, request, fault, tags)
         else:
             self._answer(request, fault, tags, at_once=True)
+
+    def _llama_server(self, path: str, body: bytes | bytearray) -> None:
+        """llama-server's /tokenize (`content` -> the token ids: a word a token here) and
+        /apply-template (`messages` -> the rendered `prompt`)."""
+        fake = self.fake
+        try:
+            asked = json.loads(body)
+            if path == "/apply-template":
+                self._json(200, {"prompt": render_chatml(list(asked["messages"]))})
+                return
+            text = str(asked["content"])  # (llama-server reads `content`; no field: no tokens)
+        except (ValueError, KeyError, TypeError):
+            self._json(200, {"tokens": []}) if path == "/tokenize" else \
+                self._json(500, {"error": {"code": 500, "message": "bad request body"}})
+            return
+        with fake._lock:
+            fake.tokenized += 1
+        self._json(200, {"tokens": list(range(_words(text)))})
 
     def _answer(self, request: dict[str, Any], fault: Optional[str], tags: dict[str, str],
                 at_once: bool = False) -> None:
@@ -979,6 +1029,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                         "refuse with a 400: " + ", ".join(REJECTABLE))
     parser.add_argument("--shapes", default="", help="comma-separated reply shapes, as some "
                         "servers send them: " + ", ".join(SHAPES))
+    parser.add_argument("--no-tool-calls", action="store_true", help="take tools but answer "
+                        "in text, as a server with no tool-call parser for its model")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="after `--`: a command to run while the server answers (its "
                              "`{url}` arguments become the server's base URL, also in "
@@ -997,7 +1049,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                           flavour=args.flavour, reasoning=args.reasoning,
                           reasoning_words=args.reasoning_words, max_model_len=args.max_model_len,
                           rejects=tuple(r for r in args.rejects.split(",") if r),
-                          shapes=tuple(r for r in args.shapes.split(",") if r))
+                          shapes=tuple(r for r in args.shapes.split(",") if r),
+                          tool_calls=not args.no_tool_calls)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if command:
         raise SystemExit(_run_beside(config, args.host, args.port, command))

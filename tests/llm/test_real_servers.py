@@ -244,6 +244,44 @@ def test_long_episodes_are_played_to_their_budget_with_fitted_prompts(cli, llm_s
     assert all(r["steps"] < 40 for r in records)
 
 
+def test_llama_server_is_read_in_its_own_dialect(cli, llm_server, tmp_path):
+    """llama.cpp's llama-server, imitated: its window only in /props, its /tokenize taking
+    `content` and answering token ids, its /apply-template rendering a template that adds a
+    default system prompt, tools taken but never parsed into calls. The run learns it all
+    before its first episode; each call's fitted count is at least the server's, and within
+    10% of it."""
+    srv = llm_server(script=["move: from [I1] to [I2] with quantity 1"], flavour="llamacpp",
+                     max_model_len=2000, models=("qwen3",), tool_calls=False)
+    out = tmp_path / "react"
+    result = react(cli, srv, out, "--max-steps", "8")
+    assert result.returncode == 0, result.stderr
+    assert "context window 2,000 tokens (/props); prompts are fitted to it; tokens counted by " \
+        "its /tokenize" in result.stderr
+    endpoint = json.loads((out / "manifest.json").read_text())["runs"][-1]["llm_endpoint"]
+    assert endpoint["context_window_source"] == "/props" and endpoint["token_counter"] == "/tokenize"
+    framing = endpoint["prompt_framing"]
+    assert framing["source"] == "/apply-template" and framing["without_system"] > 0
+    assert endpoint["token_counts"]["source"] == "/tokenize"
+    records = read_records(out)
+    calls = [c for r in records for c in r["llm_call_tokens"]]
+    assert len(calls) == 16 and all(r["llm_calls_trimmed"] for r in records)
+    assert all(c["tokens_in"] <= c["tokens_fitted"] <= 1.1 * c["tokens_in"] for c in calls), calls
+    # a prompt without a system message: the template's default one is counted too
+    from lifebench.llm.server_tokens import Framing
+    from lifebench.testing.fakeserver import _words, render_chatml
+    alone = [{"role": "user", "content": "Craft a stick."}]
+    assert Framing.from_manifest(framing).tokens(alone) + 3 >= _words(render_chatml(alone))
+    # How² offers tools: the probe's reply called none, so it plays the text protocol
+    how2 = cli("run", "--no-progress", *PLANCRAFT, "--limit", "1", "--method", "how2", "--model",
+               "qwen3", "--base-url", srv.url, "--cache", "off", "--workers", "0", "--max-steps",
+               "2", "--out", str(tmp_path / "how2"))
+    assert how2.returncode == 0, how2.stderr
+    decision = json.loads((tmp_path / "how2" / "manifest.json").read_text())["runs"][-1][
+        "llm_endpoint"]["tool_calling"]
+    assert decision["protocol"] == "text" and decision["probe"]["status"] == 200
+    assert decision["probe"]["answer"].startswith("answered without calling the tool")
+
+
 def srv_tokens(request: dict) -> int:
     return sum(len(str(m.get("content") or "").split()) for m in request["messages"]) + \
         (request.get("max_tokens") or 0)
@@ -294,8 +332,9 @@ def test_doctor_reports_what_the_endpoint_does_and_writes_a_profile(cli, llm_ser
     assert result.returncode == 0, result.stderr
     rows = dict((cell.strip() for cell in line.strip("| ").split(" | "))
                 for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line)
-    assert rows["model served"] == "yes" and rows["context window"] == "32,768 tokens"
-    assert rows["tool calling"] == "no" and rows["seed accepted"] == "no"
+    assert rows["model served"] == "yes" and rows["context window"] == "32,768 tokens (/v1/models)"
+    assert rows["tool calling"].startswith("no (") and rows["seed accepted"] == "no"
+    assert rows["token counts"] == "the server's (/tokenize)"
     assert rows["reasoning output"] == "tags"
     assert "advice: tool calling is off" in result.stdout
     saved = json.loads(profile.read_text())
