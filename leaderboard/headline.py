@@ -62,6 +62,7 @@ class RunNotes:
     refused: list[dict[str, str]] = field(default_factory=list)
     baseline: Optional[str] = None
     smoke: set[tuple] = field(default_factory=set)  # (benchmark, split, method, config hash)
+    slices: list[str] = field(default_factory=list)  # what a run of part of the splits played
 
     @classmethod
     def of(cls, manifests: list[dict[str, Any]]) -> "RunNotes":
@@ -78,7 +79,30 @@ class RunNotes:
                 if isinstance(cell, dict) and cell.get("smoke") is True:
                     notes.smoke.add((cell.get("benchmark"), cell.get("split"), cell.get("method"),
                                      cell.get("method_config_hash")))
+            played = _slice(spec)
+            if played and played not in notes.slices:
+                notes.slices.append(played)
         return notes
+
+
+def _slice(spec: dict[str, Any]) -> str:
+    """What a run of part of its splits played, in words ("" for whole splits)."""
+    limit, instances = spec.get("limit"), spec.get("instances")
+    if not (isinstance(limit, int) or isinstance(instances, list)):
+        return ""
+    methods = spec.get("methods") if isinstance(spec.get("methods"), list) else []
+    parts = [f"the first {limit} instance{'s' if limit != 1 else ''} of each split"
+             if isinstance(limit, int) else f"instances {', '.join(map(str, instances))}"]
+    budgets = spec.get("budgets") if isinstance(spec.get("budgets"), list) else []
+    if budgets:
+        parts.append("budget " + ", ".join("the benchmark's default" if b == "default" else
+                                          f"{b} steps" for b in budgets))
+    llm = spec.get("llm") if isinstance(spec.get("llm"), dict) else {}
+    if isinstance(llm.get("max_tokens"), int):
+        parts.append(f"replies cut at {llm['max_tokens']} tokens")
+    who = ", ".join(map(str, methods)) or "every method"
+    model = f" on {spec['model']}" if isinstance(spec.get("model"), str) else ""
+    return f"slice: {who}{model}: {'; '.join(parts)}"
 
 
 def headline_table(records: list[EpisodeRecord], manifests: list[dict[str, Any]],
@@ -314,6 +338,7 @@ def _notes(notes: RunNotes, columns: list[ColumnKey], marks: dict, reasons: dict
     if smoke:
         out.append("ˢ: smoke scale: the method prepared at the reduced scale it declares for "
                    "smoke runs (`make bench`), not its paper's; `make grid` runs the full protocol")
+    out += notes.slices
     out += [f"×{n}: {reason}" for reason, n in reasons.items()]
     out.append("–: not run")
     return out

@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow(reason): over 30 s on a quiet 2-core machine; the reason says why "
                    "no smaller instance shows the behaviour")
+    config.addinivalue_line(
+        "markers", "real_model: talks to the embedded llama.cpp server with a real model (`make "
+                   "local` installs it); CI runs these and never skips them")
     limit = config.getoption("--max-test-seconds")
     if limit is not None and not hasattr(config, "workerinput"):  # the controller judges
         config.pluginmanager.register(DurationLimit(limit), "lifebench-duration-limit")

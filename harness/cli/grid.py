@@ -5,7 +5,8 @@ What is not given defaults to everything: `--method` to every installed method (
 included), `--benchmark` to every benchmark whose package and data are here, `--split` to
 each benchmark's headline split. A cell that cannot run is refused with one line and its
 reason, and the manifest keeps it: the grid table shows it as `×`. Every flag of
-`lifebench run` applies.
+`lifebench run` applies; a spec of several parts (`[[part]]` tables) runs each in turn into
+one results directory, as `lifebench run` does.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from lifebench import registry
 from lifebench.api.errors import UserError
 from lifebench.cli.base import SubCommand
 from lifebench.cli.listing import unavailable
-from lifebench.cli.run import add_plan_arguments, execute_and_report, tool_protocol
-from lifebench.config.options import add_arguments, from_sources
-from lifebench.config.run import ExecutionConfig, RunConfig, load_spec_file
+from lifebench.cli.run import add_part_argument, add_plan_arguments, run_parts
+from lifebench.config.options import add_arguments
+from lifebench.config.run import ExecutionConfig, RunConfig
 
 
 class Grid(SubCommand):
@@ -30,16 +31,13 @@ class Grid(SubCommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("spec", nargs="?", help="a TOML spec file (e.g. specs/grid.toml); "
                                                     "flags override its values")
+        add_part_argument(parser)
         add_arguments(parser, RunConfig)
         add_arguments(parser, ExecutionConfig)
         add_plan_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        file_values = load_spec_file(args.spec) if args.spec else {}
-        execution = from_sources(ExecutionConfig, file_values, args)
-        config, decision = tool_protocol(grid_config(from_sources(RunConfig, file_values, args)),
-                                         file_values, args, execution)
-        return execute_and_report(config, execution, args, grid=True, tool_decision=decision)
+        return run_parts(args, grid=True, complete=grid_config)
 
 
 def grid_config(config: RunConfig) -> RunConfig:

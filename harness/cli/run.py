@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lifebench.api.errors import UserError
 from lifebench.cli.base import EXIT_INCOMPLETE, SubCommand
@@ -32,31 +32,43 @@ class Run(SubCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("spec", nargs="?", help="a TOML spec file; flags override its values")
-        parser.add_argument("--part", metavar="NAME[,NAME]", help=f"of a spec with "
-                            f"[[{PARTS_TABLE}]] tables, run only these parts (default: all, "
-                            f"in file order)")
+        add_part_argument(parser)
         add_arguments(parser, RunConfig)
         add_arguments(parser, ExecutionConfig)
         add_plan_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        parts = chosen_parts(spec_parts(args.spec) if args.spec else [("", {})], args.part)
-        runs = [(name, RunConfig.from_sources(values, args), from_sources(ExecutionConfig, values, args),
-                 values) for name, values in parts]
-        if len(runs) > 1:  # every part checked before any runs
-            for _, config, _, _ in runs:
-                validate(config)
-        out = runs[0][2].out or str(results_dir(runs[0][1], runs[0][2]))
-        code = 0
-        for name, config, execution, values in runs:
-            if name:
-                print(f"part {name}", file=sys.stderr)
-                execution = dataclasses.replace(execution, out=execution.out or out)
-            config, decision = tool_protocol(config, values, args, execution)
-            code = max(code, execute_and_report(config, execution, args,
-                                                plan_name=f"plan.{name}.json" if name else "plan.json",
-                                                tool_decision=decision))
-        return code
+        return run_parts(args)
+
+
+def add_part_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--part", metavar="NAME[,NAME]", help=f"of a spec with "
+                        f"[[{PARTS_TABLE}]] tables, run only these parts (default: all, "
+                        f"in file order)")
+
+
+def run_parts(args: argparse.Namespace, grid: bool = False,
+              complete: Callable[[RunConfig], RunConfig] = lambda config: config) -> int:
+    """Run `args.spec` (each of its parts in turn, into one results directory) with the
+    flags laid over it; `complete` fills in what a config leaves open (the grid's
+    defaults); `grid`: cells that cannot run are refused, not errors. The worst exit code."""
+    parts = chosen_parts(spec_parts(args.spec) if args.spec else [("", {})], args.part)
+    runs = [(name, complete(RunConfig.from_sources(values, args)),
+             from_sources(ExecutionConfig, values, args), values) for name, values in parts]
+    if len(runs) > 1:  # every part checked before any runs
+        for _, config, _, _ in runs:
+            validate(config)
+    out = runs[0][2].out or str(results_dir(runs[0][1], runs[0][2]))
+    code = 0
+    for name, config, execution, values in runs:
+        if name:
+            print(f"part {name}", file=sys.stderr)
+            execution = dataclasses.replace(execution, out=execution.out or out)
+        config, decision = tool_protocol(config, values, args, execution)
+        code = max(code, execute_and_report(config, execution, args, grid=grid,
+                                            plan_name=f"plan.{name}.json" if name else "plan.json",
+                                            tool_decision=decision))
+    return code
 
 
 TOOL_PROTOCOL_DEST = "llm__tool_protocol"  # the flag's namespace attribute (None: not given)

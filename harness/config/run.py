@@ -557,7 +557,7 @@ def _spec_toml(path: str | Path) -> dict[str, Any]:
 
 def load_spec_file(path: str | Path) -> dict[str, Any]:
     """A TOML spec file's values, its keys checked against every option's key; a spec of
-    several parts is refused (only `lifebench run` runs parts)."""
+    several parts is refused (`lifebench run` and `lifebench grid` run parts)."""
     parts = spec_parts(path)
     if len(parts) > 1 or parts[0][0]:
         raise UserError(f"{Path(path).name} holds {len(parts)} runs ([[{PARTS_TABLE}]]: "
