@@ -89,6 +89,10 @@ class Serve(SubCommand):
                 return embedded.run_beside(server, command, args.restarts, say)
             print(f"LIFEBENCH_BASE_URL={server.url}\nLIFEBENCH_MODEL={model}", flush=True)
             return _serve_until_stopped(server, say)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: how serving alone is ended
+            if command:
+                raise
+            return EXIT_OK
         finally:
             server.close()
 
@@ -96,12 +100,9 @@ class Serve(SubCommand):
 def _serve_until_stopped(server, say) -> int:
     """Serve until Ctrl-C or SIGTERM (0), or the server's death (1)."""
     parent = os.getppid()
-    try:
-        while server.alive():
-            if os.getppid() != parent:  # the parent died before its death signal was set
-                return EXIT_OK
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        return EXIT_OK
+    while server.alive():
+        if os.getppid() != parent:  # the parent died before its death signal was set
+            return EXIT_OK
+        time.sleep(0.5)
     say(f"the server died (exit code {server.proc.returncode}){server.last_words()}")
     return EXIT_INCOMPLETE

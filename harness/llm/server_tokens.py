@@ -123,22 +123,28 @@ class ServerTokenizer:
         self._dialect: Optional[int] = None  # index into _DIALECTS once one answered
         self.source = ""
 
-    def _ask(self, index: int, text: str) -> Optional[int]:
+    def _ask(self, index: int, text: str) -> tuple[Optional[int], bool]:
+        """(the count, or None; whether the server answered at all)."""
         path, body, read = _DIALECTS[index]
         try:
             answer = self._server.post(path, json.dumps(body(self.model, text)).encode(), self._headers)
-            return read(parse_json(answer.body)) if answer.status == 200 else None
-        except (TransportFailure, TransportTimeout, ValueError):
-            return None
+        except (TransportFailure, TransportTimeout):
+            return None, False
+        try:
+            return (read(parse_json(answer.body)) if answer.status == 200 else None), True
+        except ValueError:
+            return None, True
 
     def __call__(self, text: str) -> Optional[int]:
         if self._dialect is not None:
-            return self._ask(self._dialect, text)
+            return self._ask(self._dialect, text)[0]
         for index in range(len(_DIALECTS)):
-            counted = self._ask(index, text)
+            counted, answered = self._ask(index, text)
             if counted is not None:
                 self._dialect, self.source = index, _DIALECTS[index][0]
                 return counted
+            if not answered:  # no answer in time: asking it another way would cost as long
+                return None
         return None
 
     def render(self, messages: list[dict[str, str]]) -> Optional[str]:

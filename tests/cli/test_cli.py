@@ -76,7 +76,10 @@ def test_a_spec_of_parts_runs_each_part_into_one_directory(cli, tmp_path):
     only = cli(*RUN, str(spec), "--out", str(tmp_path / "only"), "--part", "long")
     assert only.returncode == 0 and {r["budget_steps"] for r in read_records(tmp_path / "only")} == {10}
     one_line_error(cli(*RUN, str(spec), "--part", "medium"), "the spec's parts are short, long")
-    one_line_error(cli("grid", str(spec)), "holds 2 runs")
+    # `lifebench grid` runs parts too, each a grid (cells that cannot run refused, not errors)
+    grid = cli("grid", str(spec), "--out", str(tmp_path / "grid"), "--limit", "1", "--no-progress")
+    assert grid.returncode == 0 and "part short" in grid.stderr and "part long" in grid.stderr
+    assert sorted(r["budget_steps"] for r in read_records(tmp_path / "grid")) == [5, 10]
 
 
 def test_default_out_is_results_run_id(cli, tmp_path):

@@ -294,6 +294,7 @@ def test_make_bench_skips_what_it_cannot_fetch_in_one_line_and_exits_0(tmp_path)
     mirror_url = closed_port_url()
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     env.update(fresh_environment(tmp_path, mirror_url))
+    env["LIFEBENCH_EMBEDDED"] = "0"  # random and oracle only: no embedded model's LLM part
     grid = ("GRID=.venv/bin/lifebench grid specs/grid.toml --method random,oracle --limit 1 "
             "--max-steps 3 --no-progress --workers 0")
     bench = subprocess.run(["make", "-s", "bench", f"BENCH_OUT={tmp_path / 'bench'}", grid],

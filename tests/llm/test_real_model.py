@@ -203,18 +203,18 @@ time.sleep(120)
 """
 
 
+def _is_server(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"lifebench.llm.embedded_app" in f.read()
+    except OSError:  # it ended while we looked
+        return False
+
+
 def _embedded_servers() -> set[int]:
     from lifebench.testing.processes import parents
 
-    out = set()
-    for pids in parents().values():
-        for pid in pids:
-            try:
-                if b"lifebench.llm.embedded_app" in open(f"/proc/{pid}/cmdline", "rb").read():
-                    out.add(pid)
-            except OSError:
-                pass
-    return out
+    return {pid for pids in parents().values() for pid in pids if _is_server(pid)}
 
 
 def test_serve_runs_a_command_beside_it_restarts_once_and_leaves_nothing(cli, tmp_path):
@@ -264,3 +264,39 @@ def test_serve_stops_on_sigterm_and_with_its_parent(tmp_path):
     while alive(tree) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not alive(tree) and _embedded_servers() <= before
+
+
+def test_a_run_resumes_after_the_server_dies_under_it(tmp_path):
+    """`lifebench serve -- lifebench run ...` (what `make bench` does): the server killed
+    after the first record; serve stops the run, starts the server again on its port and
+    runs the command again, which resumes: every instance has one result, and exit 0."""
+    import signal
+    import subprocess
+    import time
+
+    from lifebench.testing.processes import descendant_pids
+
+    _needs_server()
+    lifebench = os.path.join(os.path.dirname(os.sys.executable), "lifebench")
+    out = tmp_path / "run"
+    run = [lifebench, "run", *CORRIDOR[:4], "--limit", "3", *CORRIDOR[6:], "--method", "react",
+           "--max-steps", "3", "--model", "{model}", "--base-url", "{url}", "--out", str(out)]
+    serving = subprocess.Popen([lifebench, "serve", "--n-ctx", "2048", "--", *run],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        records = out / "episodes.jsonl"
+        deadline = time.monotonic() + 180
+        while not (records.exists() and records.read_text().strip()) and time.monotonic() < deadline:
+            assert serving.poll() is None, serving.stderr.read()
+            time.sleep(0.2)
+        servers = [pid for pid in descendant_pids(serving.pid) if _is_server(pid)]
+        assert len(servers) == 1
+        os.kill(servers[0], signal.SIGKILL)
+        _, stderr = serving.communicate(timeout=300)
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+    assert serving.returncode == 0, stderr
+    assert "starting it again on port" in stderr
+    results = [r["instance_id"] for r in read_records(out) if r["status"] in ("ok", "budget_exhausted")]
+    assert sorted(results) == ["corridor-2", "corridor-3", "corridor-4"]
