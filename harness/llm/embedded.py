@@ -213,11 +213,15 @@ def command_argv(command: list[str], values: dict[str, str]) -> list[str]:
     return out
 
 
+def _own_group_tied_to_parent() -> None:
+    """In the command's process: a process group of its own, so that what it leaves behind
+    can be swept; it never outlives `serve` (SIGTERM, which a lifebench run takes as Ctrl-C)."""
+    os.setpgid(0, 0)
+    die_with_parent(signal.SIGTERM)
+
+
 def _start_command(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-    # its own process group, so that what it leaves behind can be swept; it never outlives
-    # `serve` (SIGTERM, which a lifebench run takes as Ctrl-C)
-    return subprocess.Popen(argv, env=env, process_group=0,
-                            preexec_fn=lambda: die_with_parent(signal.SIGTERM))
+    return subprocess.Popen(argv, env=env, preexec_fn=_own_group_tied_to_parent)
 
 
 def _signal_group(proc: subprocess.Popen, how: signal.Signals) -> None:

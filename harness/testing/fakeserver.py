@@ -993,7 +993,9 @@ def _run_beside(config: ServerConfig, host: str, port: int, command: list[str]) 
     server = LocalServer((host, port), FakeOpenAI(config))
     threading.Thread(target=server.serve_forever, name="fakeserver", daemon=True).start()
     try:
-        argv = [word.replace("{url}", server.url) for word in command]
+        from lifebench.llm.embedded import command_argv
+
+        argv = command_argv(command, {"url": server.url})
         try:
             return subprocess.call(argv, env={**os.environ, "LIFEBENCH_BASE_URL": server.url})
         except OSError as exc:
