@@ -41,9 +41,10 @@ class Serve(SubCommand):
                             help="the loopback port (default: a free one)")
         parser.add_argument("--threads", type=int, default=0,
                             help="threads for the model (default: every core)")
-        parser.add_argument("--no-prompt-cache", action="store_true",
-                            help="turn off llama-cpp-python's RAM cache of prompt states "
-                                 "(docs/serving.md: what it saves)")
+        parser.add_argument("--prompt-cache", action="store_true",
+                            help="keep recent prompts' states in RAM (llama-cpp-python's "
+                                 "cache): worth it when many streams share the server; a "
+                                 "loss with one (docs/serving.md, what it saves)")
         parser.add_argument("--restarts", type=int, default=1, metavar="N",
                             help="with a command: start a server that died again this many "
                                  "times, running the command again (default 1)")
@@ -71,7 +72,7 @@ class Serve(SubCommand):
                                gguf.name if args.gguf else embedded.EMBEDDED_MODEL)
         die_with_parent(signal.SIGTERM)  # serve ends with its shell, or its make
         server = embedded.ServerProcess(embedded.ServerOptions(
-            gguf, model, args.n_ctx, args.port, args.threads, not args.no_prompt_cache))
+            gguf, model, args.n_ctx, args.port, args.threads, args.prompt_cache))
 
         def say(line: str) -> None:
             print(f"lifebench serve: {line}", file=sys.stderr, flush=True)

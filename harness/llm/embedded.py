@@ -122,7 +122,7 @@ class ServerOptions:
     n_ctx: int = DEFAULT_N_CTX
     port: int = 0  # 0: a free one
     threads: int = 0  # 0: every core
-    prompt_cache: bool = True  # llama-cpp-python's RAM cache of prompt states
+    prompt_cache: bool = False  # llama-cpp-python's RAM cache of prompt states
 
 
 class ServerProcess:

@@ -38,7 +38,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--threads", type=int, default=0, help="0: every core")
-    parser.add_argument("--cache", action="store_true", help="llama-cpp-python's prompt cache")
+    parser.add_argument("--cache", action="store_true", help="llama-cpp-python's prompt cache "
+                        "(states of recent prompts in RAM)")
     parser.add_argument("--cache-mb", type=int, default=CACHE_MB)
     parser.add_argument("--batch", type=int, default=BATCH)
     parser.add_argument("--no-flash-attn", action="store_true")

@@ -91,18 +91,20 @@ def plan_against_run(server, scratch: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-plan", action="store_true")
+    parser.add_argument("--prompt-cache", action="store_true", help="serve with the prompt cache")
     args = parser.parse_args()
     from lifebench.llm import embedded
 
     if not embedded.server_installed():
         raise SystemExit(f"the embedded server is not installed: {embedded.INSTALL_HINT}")
-    server = embedded.ServerProcess(embedded.ServerOptions(embedded.embedded_weights(),
-                                                           embedded.EMBEDDED_MODEL))
+    server = embedded.ServerProcess(embedded.ServerOptions(
+        embedded.embedded_weights(), embedded.EMBEDDED_MODEL, prompt_cache=args.prompt_cache))
     server.start()
     try:
         with tempfile.TemporaryDirectory(prefix="perf-embedded-") as tmp:
             rows = overhead(server, Path(tmp))
-            print("harness overhead against the embedded server (ReAct, corridor, one worker)")
+            print(f"harness overhead against the embedded server (ReAct, corridor, one worker; "
+                  f"prompt cache {'on' if args.prompt_cache else 'off'})")
             print("| streams at once | LLM calls | wall s | harness CPU ms per call | harness "
                   "share of wall | without the run's start |")
             print("|---:|---:|---:|---:|---:|---:|")
