@@ -250,8 +250,9 @@ def report(profile: Profile) -> list[tuple[str, str]]:
     elif profile.tools:
         tools = "yes: methods that offer tools (How²) call them natively"
     else:
-        tools = (f"no ({profile.tool_probe[:60]}): methods that offer tools (How²) describe "
-                 f"them in the prompt (--llm-tool-protocol text)" if profile.tool_probe else
+        why = profile.tool_probe.split(":")[0] if profile.tool_probe else ""
+        tools = (f"no ({why[:60]}): methods that offer tools (How²) describe them in the prompt "
+                 f"(--llm-tool-protocol text)" if why else
                  "no: methods that offer tools (How²) use --llm-tool-protocol text")
     counts = (f"the server's ({profile.token_counter})" if profile.token_counter else
               "estimated (no tokenizer endpoint)")
