@@ -41,6 +41,21 @@ class Run(SubCommand):
         return run_parts(args)
 
 
+def _served_name(config: RunConfig, args: argparse.Namespace) -> RunConfig:
+    """`config` with its model named as the endpoint serves it (Ollama's `name:latest` for a
+    bare `name`), said in one line; unchanged where nothing is sent (a plan without a pilot,
+    a replay)."""
+    from lifebench.llm.models import served_name
+
+    sends = not args.plan or args.pilot is not None
+    if not (config.model and config.llm.base_url and sends and config.llm.cache != "replay"):
+        return config
+    name, line = served_name(config.model, config.llm)
+    if line:
+        print(line, file=sys.stderr)
+    return dataclasses.replace(config, model=name) if name != config.model else config
+
+
 def add_part_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part", metavar="NAME[,NAME]", help=f"of a spec with "
                         f"[[{PARTS_TABLE}]] tables, run only these parts (default: all, "
@@ -64,6 +79,7 @@ def run_parts(args: argparse.Namespace, grid: bool = False,
         if name:
             print(f"part {name}", file=sys.stderr)
             execution = dataclasses.replace(execution, out=execution.out or out)
+        config = _served_name(config, args)
         config, decision = tool_protocol(config, values, args, execution)
         code = max(code, execute_and_report(config, execution, args, grid=grid,
                                             plan_name=f"plan.{name}.json" if name else "plan.json",

@@ -13,13 +13,14 @@ never written anywhere: not in errors, caches, records or logs.
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
 import random
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from lifebench.api import cooperative
@@ -31,16 +32,18 @@ from lifebench.config.run import LLMConfig
 from lifebench.llm.answers import (COMPLETION, MALFORMED, REFUSED, Answer, RunAnswers, count_key,
                                    keep_count, kept_count)
 from lifebench.llm.cache import ResponseCache, body_and_key
-from lifebench.llm.completion import completion_problem, read_message
+from lifebench.llm.completion import (completion_problem, in_band_error, read_message,
+                                      strip_end_tokens)
 from lifebench.llm.reasoning import closes_only, split_reasoning
 from lifebench.llm.server_errors import (error_line, is_context_overflow, rejects_field,
                                          rejects_tools, wants_max_completion_tokens)
 from lifebench.llm.text_tools import as_text_messages, read_tool_call
-from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint
+from lifebench.llm.transport import TransportFailure, TransportTimeout, endpoint, retry_after_s
 from lifebench.llm.server_tokens import Framing, ServerTokenizer
 from lifebench.llm.window import TokenCounter, fit_messages
 
 _NO_KEY = "no-key"  # local servers accept any key; some proxies want the header anyway
+MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After ends the call (its retries exhausted)
 _COMPLETIONS = "/chat/completions"
 
 
@@ -229,6 +232,7 @@ class LLMClient:
         self.calls: list[CallTokens] = []  # one entry per call, in order
         self._reasoning: list[str] = []  # of the calls since the last take_reasoning
         self._notes = ReplyNotes()  # since the last take_notes
+        self._faults: "collections.Counter[str]" = collections.Counter()  # since take_faults
         self._tags: dict[str, str] = {}
         self._quirks = endpoint_quirks(config.base_url)
         if config.max_tokens_field != "max_tokens":  # said by the user, or by a replayed run
@@ -272,8 +276,9 @@ class LLMClient:
         `absorb`."""
         with self._lock:
             spend = Spend(self.usage, self.calls, self._notes, self._reasoning,
-                          self.answers.take_pending() if self.answers else [])
+                          self.answers.take_pending() if self.answers else [], dict(self._faults))
             self.usage, self.calls, self._notes, self._reasoning = {}, [], ReplyNotes(), []
+            self._faults = collections.Counter()
         return spend
 
     @property
@@ -302,6 +307,7 @@ class LLMClient:
                 mine.cached += usage.cached
             self.calls.extend(spend.calls)
             self._notes.absorb(spend.notes)
+            self._faults.update(spend.faults)
             self._reasoning.extend(spend.reasoning)
 
     # -- public
@@ -487,12 +493,15 @@ class LLMClient:
     # -- the endpoint
     def _call_with_retries(self, body: bytes, headers: dict[str, str],
                            native_tools: bool = False, key: str = "") -> tuple[dict[str, Any], str]:
-        """The completion, parsed and as the server sent it."""
+        """The completion, parsed and as the server sent it. Each failed attempt is counted
+        by its kind (`take_faults`); a Retry-After is honoured (never asked again sooner),
+        up to MAX_RETRY_AFTER_S."""
         attempts = self.config.max_retries + 1
         last = ""
         malformed = 0
         attempt = 0
         while attempt < attempts:
+            wait: Optional[float] = None
             try:
                 if self._cooperative_slots and cooperative.active():
                     answer = self._post_when_a_slot_frees(body, headers)
@@ -501,8 +510,10 @@ class LLMClient:
                         answer = self._endpoint.post(_COMPLETIONS, body, headers)
             except TransportTimeout:
                 last = f"timed out after {self.config.timeout_s:g} s"
-            except TransportFailure:
-                last = "connection failed or dropped"
+                self._fault("timeout")
+            except TransportFailure as exc:
+                last = f"connection failed or dropped ({exc})"
+                self._fault("reset")
             else:
                 status = answer.status
                 if status in (401, 403):
@@ -518,17 +529,53 @@ class LLMClient:
                     data, problem = _completion(text)
                     if problem is None:
                         return data, text
-                    malformed += 1
-                    if malformed > 1:  # asked once more: the same answer is no outage
-                        raise _Malformed(problem, text)
-                    continue  # asked once more at once, not counted as a failed attempt
-                last = f"HTTP {status}"  # 429, 5xx and other statuses
+                    in_band = in_band_error(data)
+                    if in_band is None:
+                        if problem == "no choices":
+                            self._fault("empty_choices")
+                        malformed += 1
+                        if malformed > 1:  # asked once more: the same answer is no outage
+                            raise _Malformed(problem, text)
+                        continue  # asked once more at once, not counted as a failed attempt
+                    in_band = self._redact(in_band)
+                    if is_context_overflow(in_band):  # LM Studio says so in a 200
+                        self._refused(status, in_band, native_tools, key)
+                    last = f"an error in a {status} answer: {in_band}"
+                    self._fault("in_band_error")
+                else:
+                    said = error_line(answer.body)
+                    if status >= 500 and is_context_overflow(said):  # llama.cpp's 500
+                        self._refused(status, self._redact(said), native_tools, key)
+                    last = f"HTTP {status}"  # 429, 5xx and other statuses
+                    self._fault("rate_limited" if status == 429 else
+                                "server_error" if status >= 500 else "other_status")
+                    wait = retry_after_s(answer.headers)
+                    if wait is not None and wait > MAX_RETRY_AFTER_S:
+                        raise LLMError(self._redact(
+                            f"{self.config.base_url} answered {status} and asked to be asked "
+                            f"again in {wait:.0f} s (Retry-After); lifebench waits at most "
+                            f"{MAX_RETRY_AFTER_S:g} s, so the call ends here"))
             attempt += 1
             if attempt < attempts:
-                cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))
-                cooperative.sleep(self._jitter.uniform(0, cap))
+                if wait is not None:  # the server's time, not sooner
+                    self._fault("retry_after_waits")
+                    cooperative.sleep(wait)
+                else:
+                    cap = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))
+                    cooperative.sleep(self._jitter.uniform(0, cap))
         raise LLMError(self._redact(f"{self.config.base_url} failed {attempts} times, last: "
                                     f"{last}"))
+
+    def _fault(self, kind: str) -> None:
+        with self._lock:
+            self._faults[kind] += 1
+
+    def take_faults(self) -> dict[str, int]:
+        """What the endpoint did wrong since the last take, by kind (each attempt retried,
+        or waited for): `extra.endpoint_faults`."""
+        with self._lock:
+            faults, self._faults = dict(self._faults), collections.Counter()
+        return faults
 
     def _refused(self, status: int, message: str, native_tools: bool, key: str = "") -> None:
         """A refusal no retry would change: what it is about decides what follows (one over
@@ -610,6 +657,7 @@ class Spend:
     notes: "ReplyNotes"
     reasoning: list[str]
     answers: list[Any]  # lifebench.llm.answers.Used, in the order the calls were made
+    faults: dict[str, int] = field(default_factory=dict)  # the endpoint's, by kind
 
 
 class ReplyNotes:
@@ -658,6 +706,8 @@ def _reply_of(response: dict[str, Any], cached: bool, text_tools: bool = False,
     reasoning, answer = split_reasoning(message, quirks is not None and quirks.opens_reasoning,
                                         cut=finish == "length")
     reasoning = "\n\n".join(r for r in (part_reasoning, reasoning) if r)
+    answer, stripped = strip_end_tokens(answer)  # a server's stop list that missed them
+    note(end_tokens_stripped=stripped)
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}

@@ -11,16 +11,50 @@ The shapes read (each seen from real servers or proxies):
 - tool-call `arguments` a JSON string, or already an object (Ollama's native format);
 - `refusal` (OpenAI's structured refusal): no answer, the refusal's text kept;
 - several `choices`: the first is read.
-An empty `choices` is malformed.
+An empty `choices` is malformed. A 200 that carries an `error` object instead of a completion
+(LM Studio, some gateways) is an in-band error (`in_band_error`): the server's failure, not
+the model's reply.
+
+End-of-turn tokens a server leaves at the end of a reply (a stop list that misses the
+model's own: `<|im_end|>`, `</s>`, `<|eot_id|>`, `<end_of_turn>`, ...) are stripped, with the
+whitespace around them, before any method reads the reply (`strip_end_tokens`); the answer
+as the server sent it is what the run keeps.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+# The end-of-turn and end-of-text tokens of the common open models' templates: ChatML (Qwen,
+# SmolLM), Llama 2 and Mistral, Llama 3, Gemma, Phi-3, GPT-2-style tokenizers, DeepSeek,
+# gpt-oss.
+END_OF_TURN_TOKENS = ("<|im_end|>", "</s>", "<|eot_id|>", "<|end_of_text|>", "<end_of_turn>",
+                      "<eos>", "<|end|>", "<|endoftext|>", "<｜end▁of▁sentence｜>", "<|return|>")
+_TRAILING_END = re.compile("(?:\\s*(?:" + "|".join(map(re.escape, END_OF_TURN_TOKENS)) + "))+\\s*$")
+
 _TEXT_PARTS = ("text", "output_text")
 _REASONING_PARTS = ("reasoning", "thinking", "reasoning_content")
+
+
+def strip_end_tokens(text: str) -> tuple[str, int]:
+    """`text` without its trailing run of end-of-turn tokens (and the whitespace among them),
+    and how many tokens were stripped."""
+    found = _TRAILING_END.search(text)
+    if found is None:
+        return text, 0
+    run = found.group(0)
+    return text[:found.start()].rstrip(), sum(run.count(token) for token in END_OF_TURN_TOKENS)
+
+
+def in_band_error(data: Any) -> Optional[str]:
+    """The message of a 200 that carries an `error` instead of a completion; None else."""
+    if not isinstance(data, dict) or "error" not in data or data.get("choices"):
+        return None
+    error = data["error"]
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message)[:300] if message else "an error with no message"
 
 
 def completion_problem(data: Any) -> Optional[str]:

@@ -8,6 +8,7 @@ What it measured goes to a profile (JSON, no key in it) that `lifebench grid --p
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any, Optional
 from lifebench.api.errors import UserError
 from lifebench.api.untrusted import parse_json
 from lifebench.config.run import LLMConfig
-from lifebench.llm.completion import completion_problem
+from lifebench.llm.completion import completion_problem, in_band_error
 from lifebench.llm.models import list_models, props_window, server_counting
 from lifebench.llm.reasoning import split_reasoning
 from lifebench.llm.server_errors import error_line, rejects_field, rejects_tools
@@ -49,6 +50,7 @@ class Profile:
     answers: Optional[bool] = None  # a plain completion came back
     tools: Optional[bool] = None
     tool_probe: Optional[str] = None  # what the tool probe got, where it was not a call
+    faults: dict[str, int] = field(default_factory=dict)  # what its probes met, by kind
     seed: Optional[bool] = None
     reasoning: Optional[str] = None  # "field", "tags" or "none"
     prefill_tokens_per_s: Optional[float] = None
@@ -80,6 +82,7 @@ class _Probe:
                         "Authorization": f"Bearer {key or 'no-key'}"}
         self.server = endpoint(config.base_url, min(config.timeout_s, 60.0),
                                int(config.max_response_mb * 2**20))
+        self.faults: "collections.Counter[str]" = collections.Counter()  # as a run counts them
 
     def ask(self, content: str, max_tokens: int, **more: Any) -> tuple[int, Any, float]:
         """(status, the completion or the error line, seconds)."""
@@ -87,16 +90,28 @@ class _Probe:
         request.update(model=self.model, messages=[{"role": "user", "content": content}],
                        temperature=0, max_tokens=max_tokens, **more)
         started = time.monotonic()
-        answer = self.server.post("/chat/completions", json.dumps(request).encode(), self.headers)
+        try:
+            answer = self.server.post("/chat/completions", json.dumps(request).encode(), self.headers)
+        except TransportTimeout:
+            self.faults["timeout"] += 1
+            raise
+        except TransportFailure:
+            self.faults["reset"] += 1
+            raise
         seconds = time.monotonic() - started
         if answer.status != 200:
+            if answer.status == 429 or answer.status >= 500:
+                self.faults["rate_limited" if answer.status == 429 else "server_error"] += 1
             return answer.status, error_line(answer.body), seconds
         try:
             data = parse_json(answer.body)
         except ValueError:
             return 502, "the answer is not JSON", seconds
         problem = completion_problem(data)
-        return (502, problem, seconds) if problem else (200, data, seconds)
+        in_band = in_band_error(data)
+        if in_band is not None or problem == "no choices":
+            self.faults["in_band_error" if in_band is not None else "empty_choices"] += 1
+        return (502, in_band or problem, seconds) if problem else (200, data, seconds)
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,7 @@ class ToolProbe:
                 "answer": self.answer[:200]}
 
 
-def probe_tools(model: str, config: LLMConfig) -> ToolProbe:
+def probe_tools(model: str, config: LLMConfig, probe: Optional["_Probe"] = None) -> ToolProbe:
     """Offer a tool in one completion of at most 16 tokens (the start-up check's, and the
     doctor's): yes only when the reply calls the offered tool (a `tool_calls` entry naming
     it); no when the server refuses tools, or answers without calling it (a server that
@@ -124,7 +139,7 @@ def probe_tools(model: str, config: LLMConfig) -> ToolProbe:
     has no tool format); anything else (no answer, a server error) cannot tell."""
     started = time.monotonic()
     try:
-        status, answer, seconds = _Probe(model, config).ask(
+        status, answer, seconds = (probe or _Probe(model, config)).ask(
             "Call the tool say with the word yes.", 16, tools=[_PROBE_TOOL])
     except (TransportFailure, TransportTimeout) as exc:
         why = "no answer in time" if isinstance(exc, TransportTimeout) else f"no answer ({exc})"
@@ -178,6 +193,9 @@ def diagnose(model: str, config: LLMConfig) -> Profile:
         return profile
     profile.key_accepted = True
     profile.served_models = served.names
+    if ":" not in model and model not in served.names and f"{model}:latest" in served.names:
+        model = f"{model}:latest"  # Ollama's implicit tag, as a run takes it
+        profile.problems.append(f"{profile.model!r} is served as {model!r}: runs use that name")
     profile.served = (model in served.names) if served.names else None
     if profile.served is False:
         profile.problems.append(f"model {model!r} is not served; the endpoint serves: "
@@ -199,6 +217,7 @@ def diagnose(model: str, config: LLMConfig) -> Profile:
     except TransportTimeout:
         profile.problems.append(f"a completion had no complete answer within "
                                 f"{probe.server.timeout_s:g} s")
+    profile.faults = dict(sorted(probe.faults.items()))
     return profile
 
 
@@ -218,7 +237,7 @@ def _probe_completions(probe: _Probe, profile: Profile) -> None:
     profile.seed = status == 200 or not (isinstance(answer, str) and rejects_field(answer, "seed"))
     if status != 200 and profile.seed:
         profile.problems.append(f"a completion with seed was refused ({status}): {answer}")
-    tools = probe_tools(profile.model, probe.config)
+    tools = probe_tools(probe.model, probe.config, probe)
     profile.tools = tools.tools is True
     profile.tool_probe = tools.answer or None
     if tools.tools is None:
@@ -267,7 +286,9 @@ def report(profile: Profile) -> list[tuple[str, str]]:
             ("seed accepted", _yes(profile.seed)),
             ("reasoning output", profile.reasoning or "unknown"),
             ("prefill tokens/s", f"{profile.prefill_tokens_per_s:,.1f}" if profile.prefill_tokens_per_s else "not measured"),
-            ("decode tokens/s", f"{profile.decode_tokens_per_s:,.1f}" if profile.decode_tokens_per_s else "not measured")]
+            ("decode tokens/s", f"{profile.decode_tokens_per_s:,.1f}" if profile.decode_tokens_per_s else "not measured"),
+            ("endpoint faults", ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in profile.faults.items())
+             or "none in its probes")]
     return rows
 
 

@@ -122,6 +122,20 @@ def server_counting(model: str, config: LLMConfig) -> tuple[str, Optional[Framin
     return tokenizer.source, learn_framing(tokenizer)
 
 
+def served_name(model: str, config: LLMConfig) -> tuple[str, str]:
+    """The name `model` is served under, and a line saying so where it differs: Ollama lists
+    a model as `name:latest`, and a bare `name` means that one alone. Any other name is
+    itself (`check_model` refuses a name not served)."""
+    if ":" in model:
+        return model, ""
+    served = list_models(config)
+    tagged = f"{model}:latest"
+    if served.names and model not in served.names and tagged in served.names:
+        return tagged, (f"note: {config.base_url} serves {model!r} as {tagged!r} (Ollama's "
+                        f"implicit tag): requests, records and the manifest name {tagged}")
+    return model, ""
+
+
 def check_model(model: str, config: LLMConfig) -> ModelCheck:
     """Whether `model` is served, its window and, where prompts are fitted to it, how the
     server counts them; a UserError when the endpoint lists its models and this is not one

@@ -11,19 +11,89 @@ those servers use (checked against their sources and documented answers).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from lifebench.api.untrusted import parse_json
 
 MAX_LINE = 300
 
-# A prompt longer than the model's window, in the words of OpenAI, vLLM, SGLang, llama.cpp,
-# Ollama, TGI and LiteLLM.
-_CONTEXT_OVERFLOW = re.compile(
-    r"max(?:imum)? context length|context[ _]length[ _]exceeded|exceeds? (?:the )?(?:available )?"
-    r"context(?: size| length| window)?|exceed_context_size|longer than the model'?s? context"
-    r"|context window (?:is )?(?:full|exceeded)|prompt (?:is )?too long|input is too long"
-    r"|too many (?:input )?tokens|input length .* exceeds|inputs? tokens? .*must be <=", re.I)
+
+
+@dataclass(frozen=True)
+class ContextRefusal:
+    """One server's way of saying a prompt is over the model's window: the statuses it
+    sends it with, a wording it uses, the pattern that recognises it, and where the wording
+    comes from."""
+
+    server: str
+    statuses: tuple[int, ...]
+    example: str
+    pattern: str
+    source: str
+
+
+# Every major server's wording of a prompt over the window, each recognised as
+# `context_overflow` (the method's failure, never retried), whatever status carries it.
+CONTEXT_REFUSALS: tuple[ContextRefusal, ...] = (
+    ContextRefusal("OpenAI", (400,),
+                   "This model's maximum context length is 8192 tokens. However, your messages "
+                   "resulted in 9000 tokens. Please reduce the length of the messages.",
+                   r"max(?:imum)? context length", "OpenAI API error docs, code context_length_exceeded"),
+    ContextRefusal("OpenAI-style code", (400,), "context_length_exceeded",
+                   r"context[ _]length[ _]exceeded", "OpenAI API `error.code` (also LiteLLM, Azure)"),
+    ContextRefusal("vLLM", (400,),
+                   "This model's maximum context length is 8192 tokens. However, you requested "
+                   "9000 output tokens and your prompt contains at least 100 input tokens",
+                   r"max(?:imum)? context length", "vllm-project/vllm PR #36197 (2026), serving_engine"),
+    ContextRefusal("SGLang", (400,),
+                   "The input (9000 tokens) is longer than the model's context length (8192 tokens).",
+                   r"longer than the model'?s? context", "sgl-project/sglang tokenizer_manager"),
+    ContextRefusal("llama.cpp (llama-server)", (400,),
+                   "the request exceeds the available context size, try increasing it",
+                   r"exceeds? (?:the )?(?:available )?context(?: size| length| window)?|exceed_context_size",
+                   "ggml-org/llama.cpp tools/server: exceed_context_size_error"),
+    ContextRefusal("llama.cpp (older llama-server)", (500,), "Context size has been exceeded.",
+                   r"context size has been exceeded", "ggml-org/llama.cpp server, before b4500"),
+    ContextRefusal("llama-cpp-python", (400,),
+                   "Requested tokens (9000) exceed context window of 8192",
+                   r"exceeds? (?:the )?context window", "llama-cpp-python llama.py (its server "
+                   "reformats it as OpenAI's)"),
+    ContextRefusal("TGI (prompt and completion)", (422,),
+                   "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+                   "Given: 4000 `inputs` tokens and 200 `max_new_tokens`",
+                   r"[`'\"]?inputs?[`'\"]? tokens? \+ [`'\"]?max_new_tokens[`'\"]? must be <=",
+                   "huggingface/text-generation-inference router/src/validation.rs"),
+    ContextRefusal("TGI (prompt alone)", (422,),
+                   "Input validation error: `inputs` must have less than 4096 tokens. Given: 5000",
+                   r"[`'\"]?inputs?[`'\"]? must have less than \d+ tokens",
+                   "huggingface/text-generation-inference router/src/validation.rs"),
+    ContextRefusal("LM Studio", (400, 200),
+                   "Trying to keep the first 15857 tokens when context the overflows. However, the "
+                   "model is loaded with context length of only 8192 tokens, which is not enough.",
+                   r"when context the overflows|loaded with context length of only",
+                   "lmstudio-ai/lmstudio-bug-tracker #237, #546 (a 200 with an error: #2322)"),
+    ContextRefusal("Ollama (when it refuses)", (400, 500),
+                   "prompt too long; exceeded max context length by 12 tokens",
+                   r"prompt (?:is )?too long|exceeded max context length",
+                   "ollama/ollama runner; by default Ollama truncates the prompt silently (200)"),
+    ContextRefusal("Ollama (truncate off)", (400,),
+                   "input length exceeds maximum context length",
+                   r"input length .*exceeds", "ollama/ollama api, `truncate: false`"),
+    ContextRefusal("Anthropic-compatible", (400,), "prompt is too long: 210000 tokens > 200000 maximum",
+                   r"prompt (?:is )?too long", "Anthropic API invalid_request_error"),
+    ContextRefusal("Mistral", (400,),
+                   "Prompt contains 40000 tokens and 0 draft tokens, too large for model with "
+                   "32768 maximum context length",
+                   r"too large for model with \d+ maximum context length", "Mistral La Plateforme API"),
+    ContextRefusal("generic", (400, 413, 422),
+                   "Input is too long", r"input is too long|too many (?:input )?tokens|context window "
+                   r"(?:is )?(?:full|exceeded)", "FastAPI-based proxies, LiteLLM, gateways"),
+)
+_CONTEXT_OVERFLOW = re.compile("|".join(f"(?:{r.pattern})" for r in CONTEXT_REFUSALS), re.I)
+# Statuses a context refusal comes with, besides the 4xx refusals: llama.cpp's 500, LM
+# Studio's 200 carrying an error object.
+OVERFLOW_STATUSES = frozenset(s for r in CONTEXT_REFUSALS for s in r.statuses)
 # A field the server does not take: "Unsupported parameter: 'seed'", "extra fields not
 # permitted ... seed", "Unrecognized request argument supplied: seed", "unknown field".
 _REJECTS = r"(?:unsupported|unrecognized|unknown|not (?:supported|permitted|allowed)|extra|invalid)"

@@ -23,6 +23,8 @@ e-mail parser; at a few hundred streams on a few cores that is the harness's who
 from __future__ import annotations
 
 import base64
+import datetime
+import email.utils
 import io
 import select
 import socket
@@ -30,7 +32,8 @@ import ssl
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -58,10 +61,20 @@ class _ClosedUnanswered(ConnectionError):
     """The connection closed before the first byte of an answer."""
 
 
+class Undecodable(ValueError):
+    """A body in a content encoding that cannot be decoded (unknown, or corrupt)."""
+
+
 @dataclass(frozen=True)
 class HTTPAnswer:
     status: int
-    body: bytes
+    body: bytes  # decoded: a gzip or deflate body arrives here as what it encodes
+    # the headers a client reads (lower-case names): retry-after, date
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+_KEPT_HEADERS = (b"retry-after", b"date")
+_DECODED = (b"gzip", b"x-gzip", b"deflate")
 
 
 class WriteFailure(Exception):
@@ -180,7 +193,8 @@ class Endpoint:
         except (OSError, ValueError) as exc:
             if conn is not None:
                 conn.close()
-            why = "an answer over the size limit" if isinstance(exc, _TooLarge) else type(exc).__name__
+            why = "an answer over the size limit" if isinstance(exc, _TooLarge) else \
+                str(exc) if isinstance(exc, Undecodable) else type(exc).__name__
             raise TransportFailure(why) from None
 
     def _request_bytes(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
@@ -189,6 +203,8 @@ class Endpoint:
             target = f"http://{self._authority}{target}"
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self._authority}"]
         lines += [f"Content-Length: {len(body)}"] if method == "POST" else []
+        # a body as it is; a gateway that encodes anyway is decoded (`_decoded`)
+        lines += ["Accept-Encoding: identity"] if "Accept-Encoding" not in headers else []
         lines += [f"{name}: {value}" for name, value in headers.items()]
         if self._proxy and not self.tls and self._proxy.authorization:
             lines.append(f"Proxy-Authorization: {self._proxy.authorization}")
@@ -237,7 +253,8 @@ class Endpoint:
             raise _ClosedUnanswered() from None
         finally:
             conn.sock.settimeout(self.timeout_s)
-        status, length, chunked, keep = _read_head(conn.reader)
+        head = _read_head(conn.reader)
+        status, length, chunked, keep = head.status, head.length, head.chunked, head.keep
         data = _read_body(conn.reader, status, length, chunked, self.max_body)
         conn.raw.deadline = float("inf")
         if keep and length is not None or keep and chunked:
@@ -247,7 +264,7 @@ class Endpoint:
                 self._idle.append(conn)
         else:
             conn.close()
-        return HTTPAnswer(status, data)
+        return HTTPAnswer(status, _decoded(data, head.encoding, self.max_body), head.headers)
 
     def close(self) -> None:
         with self._lock:
@@ -284,8 +301,18 @@ class Endpoint:
         return _Connection(sock)
 
 
-def _read_head(reader: Any) -> tuple[int, Optional[int], bool, bool]:
-    """The status line and headers: (status, content length, chunked, keep-alive)."""
+@dataclass(frozen=True)
+class _Head:
+    status: int
+    length: Optional[int]
+    chunked: bool
+    keep: bool
+    encoding: bytes = b""  # Content-Encoding, lower case ("" or identity: none)
+    headers: dict[str, str] = field(default_factory=dict)  # _KEPT_HEADERS'
+
+
+def _read_head(reader: Any) -> _Head:
+    """The status line and headers."""
     while True:
         buffered = reader.peek(1)  # an answer's head usually arrives whole: split it at once
         if not buffered:
@@ -295,9 +322,9 @@ def _read_head(reader: Any) -> tuple[int, Optional[int], bool, bool]:
             lines = reader.read(end + 4)[:end].split(b"\r\n")
         else:
             lines = _head_lines(reader)
-        status, length, chunked, keep = _parse_head(lines)
-        if status >= 200 or status == 101:  # 1xx interim answers precede the real one
-            return status, length, chunked, keep
+        head = _parse_head(lines)
+        if head.status >= 200 or head.status == 101:  # 1xx interim answers precede the real one
+            return head
 
 
 def _head_lines(reader: Any) -> list[bytes]:
@@ -313,7 +340,7 @@ def _head_lines(reader: Any) -> list[bytes]:
     raise ValueError("too many headers")
 
 
-def _parse_head(lines: list[bytes]) -> tuple[int, Optional[int], bool, bool]:
+def _parse_head(lines: list[bytes]) -> _Head:
     version, _, rest = lines[0].partition(b" ")
     if not version.startswith(b"HTTP/"):
         raise ValueError("not an HTTP status line")
@@ -323,16 +350,70 @@ def _parse_head(lines: list[bytes]) -> tuple[int, Optional[int], bool, bool]:
     keep = version == b"HTTP/1.1"
     length: Optional[int] = None
     chunked = False
+    encoding = b""
+    kept: dict[str, str] = {}
     for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        name, value = name.strip().lower(), value.strip().lower()
+        name, _, raw = line.partition(b":")
+        name, value = name.strip().lower(), raw.strip().lower()
         if name == b"content-length":
             length = int(value)
         elif name == b"transfer-encoding":
             chunked = value.endswith(b"chunked")
         elif name == b"connection":
             keep = value == b"keep-alive" if not keep else value != b"close"
-    return status, length, chunked, keep
+        elif name == b"content-encoding":
+            encoding = value[:40]
+        elif name in _KEPT_HEADERS:
+            kept[name.decode("ascii", "replace")] = raw.strip()[:200].decode("latin-1")
+    return _Head(status, length, chunked, keep, encoding, kept)
+
+
+def retry_after_s(headers: dict[str, str]) -> Optional[float]:
+    """The seconds an answer's Retry-After asks to wait (RFC 9110: a number of seconds, or an
+    HTTP-date, timed against the answer's own Date where it has one, so that the two clocks'
+    difference does not count); None when it has none that can be read."""
+    value = headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(min(int(value[:12]), 10**9))
+    try:
+        until = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if until is None or until.tzinfo is None:
+        return None
+    try:
+        now = email.utils.parsedate_to_datetime(headers["date"])
+    except (KeyError, TypeError, ValueError, IndexError):
+        now = None
+    if now is None or now.tzinfo is None:
+        now = datetime.datetime.now(datetime.timezone.utc)
+    return max(0.0, (until - now).total_seconds())
+
+
+def _decoded(data: bytes, encoding: bytes, max_body: int) -> bytes:
+    """`data` as it was before a gzip or deflate Content-Encoding, within `max_body`
+    bytes decoded (a small body that decodes to gigabytes is cut there, as an oversized
+    body is); an encoding that cannot be decoded is named."""
+    if encoding in (b"", b"identity") or not data:
+        return data
+    shown = encoding.decode("ascii", "replace")
+    if encoding not in _DECODED:
+        raise Undecodable(f"a reply encoded as {shown!r} (its Content-Encoding), which lifebench "
+                          f"does not decode")
+    # gzip's header, or zlib's (deflate as servers send it), or a bare deflate stream
+    modes = (16 + zlib.MAX_WBITS,) if encoding != b"deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)
+    for mode in modes:
+        decoder = zlib.decompressobj(mode)
+        try:
+            out = decoder.decompress(data, max_body + 1)
+        except zlib.error:
+            continue
+        if len(out) > max_body or decoder.unconsumed_tail:
+            raise _TooLarge(f"a {shown} answer decoding to over the limit of {max_body} bytes")
+        return out
+    raise Undecodable(f"a reply encoded as {shown!r} (its Content-Encoding) that does not decode")
 
 
 def _left(deadline: float) -> float:
@@ -420,7 +501,8 @@ def _download_head(reader: _BoundedReads) -> tuple[int, Optional[int], bool, Opt
     """A download's answer head: (status, content length, chunked, Location)."""
     while True:
         lines = _head_lines(reader)
-        status, length, chunked, _ = _parse_head(lines)
+        head = _parse_head(lines)
+        status, length, chunked = head.status, head.length, head.chunked
         if status >= 200:
             location = next((value.strip().decode("latin-1") for name, _, value in
                              (line.partition(b":") for line in lines[1:])
@@ -501,7 +583,7 @@ def _tunnel(sock: socket.socket, authority: str, authorization: Optional[str]) -
         lines.append(f"Proxy-Authorization: {authorization}")
     sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     with sock.makefile("rb") as reader:  # nothing follows the answer until TLS starts
-        status, _, _, _ = _read_head(reader)
+        status = _read_head(reader).status
     if status != 200:
         raise ConnectionError(f"the proxy refused the tunnel ({status})")
 

@@ -229,6 +229,7 @@ def _build_once(unit: ContextUnit, attempt: int) -> tuple[ContextRecord, Optiona
         usage = llm.take_usage()
         calls = llm.take_calls()
         llm.take_notes()
+        llm.take_faults()
         # kept before the line that names them; a failed attempt's are forgotten
         llm.flush_answers() if status is Status.OK else llm.drop_answers()
         values.update(llm_call_keys=[call.key for call in calls],

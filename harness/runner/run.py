@@ -141,6 +141,8 @@ def _learned(endpoint: Optional[dict], outcome: RunOutcome, answers: Path,
     learned: dict[str, Any] = {}
     if outcome.adapted:
         learned["adapted"] = sorted(outcome.adapted)
+    if outcome.faults:  # what the endpoint did wrong, by kind (each retried or waited for)
+        learned["faults"] = dict(sorted(outcome.faults.items()))
     answers_file.close(answers)
     if endpoint and endpoint.get("context_window") and trim and answers.exists():
         counted = answers_file.summary(answers).token_counts
@@ -184,15 +186,32 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
     notes += [f"{outcome.overflowed} ended at the model's context window (context_overflow, "
               f"counted as failures)"] if outcome.overflowed else []
     notes += replies_notes(outcome.replies)
+    faults = faults_note(outcome.faults)
     cut = outcome.cut_calls.note()
     return (f"{outcome.results} episodes recorded in {out} (success {rate})"
-            + (f"; {', '.join(notes)}" if notes else "") + (f"\nnote: {cut}" if cut else ""))
+            + (f"; {', '.join(notes)}" if notes else "") + (f"\nnote: {cut}" if cut else "")
+            + (f"\nnote: {faults}" if faults else ""))
 
 
 REPLY_NOTES = (("malformed", "replies that could not be read twice (each the method's failed step)"),
+               ("end_tokens_stripped", "end-of-turn tokens stripped from replies' ends"),
                ("refusals", "refusals by the model (each the method's failed step; texts in the records)"),
                ("several_choices", "replies with several choices (the first read)"),
                ("replaced_characters", "characters no prompt can encode, replaced by U+FFFD"))
+
+
+FAULT_NOTES = (("server_error", "server errors (5xx)"), ("reset", "dropped connections"),
+               ("timeout", "timeouts"), ("in_band_error", "errors inside a 200 answer"),
+               ("empty_choices", "answers with no choices"),
+               ("rate_limited", "rate-limit answers (429)"),
+               ("retry_after_waits", "waits the server asked for (Retry-After)"),
+               ("other_status", "answers of another failing status"))
+
+
+def faults_note(counts: dict[str, int]) -> str:
+    """What the endpoint did wrong over the run (`extra.endpoint_faults`), each retried."""
+    said = [f"{counts[name]} {what}" for name, what in FAULT_NOTES if counts.get(name)]
+    return f"the endpoint misbehaved, each time retried: {', '.join(said)}" if said else ""
 
 
 def replies_notes(counts: dict[str, int]) -> list[str]:

@@ -55,8 +55,10 @@ class LLMSpend:
     calls: tuple[CallTokens, ...] = ()
     cost_usd: Optional[float] = None
     # what the replies held that the record says (`extra.llm_replies`): refusals, several
-    # choices, malformed replies, characters replaced to be encodable
+    # choices, malformed replies, characters replaced to be encodable, end tokens stripped
     notes: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # what the endpoint did wrong, by kind, each retried or waited for (`extra.endpoint_faults`)
+    faults: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, attempt: int,
@@ -72,6 +74,8 @@ def make_record(stream: StreamSpec, position: int, outcome: EpisodeOutcome, atte
         extra["context"] = _context_extra(stream, given, charged)
     if spend.notes:
         extra["llm_replies"] = dict(spend.notes)
+    if spend.faults:
+        extra["endpoint_faults"] = dict(sorted(spend.faults.items()))
     return EpisodeRecord(
         run_id=stream.run_id, **dataclasses.asdict(key), episode_index=position,
         steps=outcome.steps, success=outcome.success, score=outcome.score,
@@ -236,7 +240,7 @@ class _MethodHolder:
         usage = self.llm.take_usage()
         return LLMSpend(usage=usage, calls=tuple(self.llm.take_calls()),
                         cost_usd=self.llm.cost(usage) if usage else None,
-                        notes=self.llm.take_notes())
+                        notes=self.llm.take_notes(), faults=self.llm.take_faults())
 
 
 def _saved_memory(method: Method, stream: StreamSpec, position: int) -> dict[str, Any]:

@@ -44,6 +44,7 @@ class RunOutcome:
     prepared_reused: int = 0  # streams that loaded a prepared artifact instead of preparing
     prepared_made: int = 0  # streams that prepared
     replies: collections.Counter = field(default_factory=collections.Counter)  # the records' `extra.llm_replies` counts
+    faults: collections.Counter = field(default_factory=collections.Counter)  # their `extra.endpoint_faults`
 
     def absorb(self, other: "RunOutcome") -> "RunOutcome":
         """This outcome with another phase's added (counts summed, lists and sets joined)."""
@@ -140,9 +141,10 @@ class Writer:
     def _count(self, unit_id: int, record: EpisodeRecord) -> None:
         unit = self.units[unit_id]
         self.outcome.committed += 1
-        notes = record.extra.get("llm_replies")
-        if isinstance(notes, dict):
-            self.outcome.replies.update({k: v for k, v in notes.items() if isinstance(v, int)})
+        for name, counts in (("llm_replies", self.outcome.replies), ("endpoint_faults", self.outcome.faults)):
+            notes = record.extra.get(name)
+            if isinstance(notes, dict):
+                counts.update({k: v for k, v in notes.items() if isinstance(v, int)})
         final = record.is_result or not record.status.is_retried or \
             record.attempt >= unit.stream.retries
         if final:

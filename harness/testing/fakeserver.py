@@ -55,8 +55,10 @@ import argparse
 import asyncio
 import collections
 import functools
+import gzip
 import hashlib
 import json
+import math
 import random
 import re
 import socket
@@ -70,11 +72,11 @@ from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any, Optional
 
-FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop")
+FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop", "in-band", "empty-choices")
 FLAVOURS = ("openai", "vllm", "ollama", "llamacpp")
 REASONING_STYLES = ("", "tags", "closing-tag", "reasoning_content", "reasoning")
 REJECTABLE = ("seed", "tools", "max_tokens")
-SHAPES = ("parts", "object-arguments", "choices")
+SHAPES = ("parts", "object-arguments", "choices", "gzip", "br", "end-tokens")
 
 
 POLICIES = ("script", "plancraft", "scripted")
@@ -213,6 +215,13 @@ class ServerConfig:
     # False: `tools` are taken but no call is ever parsed from the model's text (a tool call
     # in the script, the probe's included, is answered as its text)
     tool_calls: bool = True
+    # A 429 fault carries Retry-After: "" none, "N" seconds, "date:N" an HTTP-date N seconds
+    # ahead (with the Date header); a request that comes sooner is counted (`/stats` early)
+    retry_after: str = ""
+    # The context refusal to answer a prompt over `max_model_len` with, as that server words
+    # it (a `server` of lifebench.llm.server_errors.CONTEXT_REFUSALS, its first status and
+    # its example; a 200 carries it as an in-band error); "" the flavour's own
+    overflow: str = ""
 
 
 class FakeOpenAI:
@@ -226,6 +235,8 @@ class FakeOpenAI:
         self.routed: dict[int, int] = {}  # replies used by each routed script item
         self.requests = 0
         self.tokenized = 0  # texts counted at /tokenize
+        self.not_before = 0.0  # the time a Retry-After told clients to wait for (time.time())
+        self.early = 0  # requests that came before it
         self.faults_injected = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -245,10 +256,23 @@ class FakeOpenAI:
     def next_fault(self) -> Optional[str]:
         with self._lock:
             self.requests += 1
+            if time.time() < self.not_before:
+                self.early += 1
             if self.config.fault_rate and self._rng.random() < self.config.fault_rate:
                 self.faults_injected += 1
                 return self._rng.choice(self.config.faults)
         return None
+
+    def retry_after_header(self) -> bytes:
+        """A 429's Retry-After, as configured; the time it names is remembered."""
+        form, _, seconds = self.config.retry_after.rpartition(":")
+        wait = float(seconds)
+        with self._lock:
+            self.not_before = max(self.not_before, time.time() + wait)
+        if form == "date":  # whole seconds: the date is the first second not before it
+            until = formatdate(math.ceil(self.not_before), usegmt=True)
+            return f"Retry-After: {until}\r\n".encode("latin-1")
+        return f"Retry-After: {math.ceil(wait)}\r\n".encode("latin-1")
 
     def next_reply(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> Any:
         self.last_request = request
@@ -324,6 +348,11 @@ class FakeOpenAI:
             prompt = self.prompt_tokens(request)
             cap = request.get("max_tokens") or request.get("max_completion_tokens") or 0
             if prompt + cap > window:
+                if config.overflow:
+                    from lifebench.llm.server_errors import CONTEXT_REFUSALS
+
+                    row = next(r for r in CONTEXT_REFUSALS if r.server == config.overflow)
+                    return row.statuses[0], json.dumps({"error": {"message": row.example}}).encode()
                 return 400, self._error_body(self._overflow(prompt, cap, window),
                                              "exceed_context_size_error")
         return None
@@ -453,6 +482,8 @@ def render_chatml(messages: list[Any]) -> str:
 def _shaped(message: dict[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]:
     """`message` as a server of these shapes sends it."""
     message = dict(message)
+    if "end-tokens" in shapes and isinstance(message.get("content"), str):  # a stop list that
+        message["content"] += "<|im_end|>\n</s>"  # missed the model's end-of-turn tokens
     if "parts" in shapes and isinstance(message.get("content"), str):
         parts = [{"type": "text", "text": message["content"]}]
         for field in ("reasoning_content", "reasoning"):  # reasoning as a part of its own
@@ -712,7 +743,8 @@ class _Connection(asyncio.BufferedProtocol):
         if head.method == "GET":
             if path == "/stats":
                 self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
-                                 "max_in_flight": fake.max_in_flight, "tokenized": fake.tokenized})
+                                 "max_in_flight": fake.max_in_flight, "tokenized": fake.tokenized,
+                                 "early": fake.early})
             elif path == "/last":  # the last request answered (for tests)
                 self._json(200, fake.last_request)
             elif path == "/requests":  # the last 1000 requests answered
@@ -806,8 +838,16 @@ class _Connection(asyncio.BufferedProtocol):
         self.timer = None
         fake = self.fake
         try:
-            if fault in ("429", "500"):
+            if fault == "429" and fake.config.retry_after:
+                self._send(429, _ERRORS[429], extra=fake.retry_after_header())
+            elif fault in ("429", "500"):
                 self._send(int(fault), _ERRORS[int(fault)])  # type: ignore[arg-type]
+            elif fault == "in-band":  # LM Studio's and some gateways' errors: in a 200
+                self._send(200, json.dumps({"error": {"message": "the model crashed while "
+                                                      "generating", "type": "server_error"}}).encode())
+            elif fault == "empty-choices":
+                self._send(200, json.dumps({"id": "x", "object": "chat.completion",
+                                            "choices": [], "usage": {}}).encode())
             elif fault == "malformed":
                 self._send(200, _MALFORMED)
             elif fault == "drop":
@@ -839,14 +879,20 @@ class _Connection(asyncio.BufferedProtocol):
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj).encode())
 
-    def _send(self, status: int, body: bytes, content_type: bytes = b"application/json") -> None:
+    def _send(self, status: int, body: bytes, content_type: bytes = b"application/json",
+              extra: bytes = b"") -> None:
         if self.closed or self.transport.is_closing():
             return  # the client went away while its request waited
+        shapes = self.fake.config.shapes
+        if "gzip" in shapes and body:  # a gateway that encodes every answer
+            body, extra = gzip.compress(body), extra + b"Content-Encoding: gzip\r\n"
+        elif "br" in shapes and body:  # an encoding lifebench does not decode
+            body, extra = b"\x8b\x02\x80" + body[:16], extra + b"Content-Encoding: br\r\n"
         status_line = _STATUS_LINES.get(status) or _status_line(status)
         close = b"" if self.keep_alive else b"Connection: close\r\n"
         self.transport.write(b"".join((
             status_line, _date_line(), b"Content-Type: ", content_type,
-            b"\r\nContent-Length: ", str(len(body)).encode(), b"\r\n", close, b"\r\n", body)))
+            b"\r\nContent-Length: ", str(len(body)).encode(), b"\r\n", extra, close, b"\r\n", body)))
         if not self.keep_alive:
             self._close()
 
@@ -1033,6 +1079,10 @@ def main(argv: Optional[list[str]] = None) -> None:
                         "servers send them: " + ", ".join(SHAPES))
     parser.add_argument("--no-tool-calls", action="store_true", help="take tools but answer "
                         "in text, as a server with no tool-call parser for its model")
+    parser.add_argument("--retry-after", default="", help="a 429's Retry-After: N seconds, "
+                        "or date:N (an HTTP-date N seconds ahead)")
+    parser.add_argument("--overflow", default="", help="the context refusal to send, by its "
+                        "server's name in lifebench.llm.server_errors.CONTEXT_REFUSALS")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="after `--`: a command to run while the server answers (its "
                              "`{url}` arguments become the server's base URL, also in "
@@ -1052,7 +1102,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                           reasoning_words=args.reasoning_words, max_model_len=args.max_model_len,
                           rejects=tuple(r for r in args.rejects.split(",") if r),
                           shapes=tuple(r for r in args.shapes.split(",") if r),
-                          tool_calls=not args.no_tool_calls)
+                          tool_calls=not args.no_tool_calls, retry_after=args.retry_after,
+                          overflow=args.overflow)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if command:
         raise SystemExit(_run_beside(config, args.host, args.port, command))
