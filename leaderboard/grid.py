@@ -6,7 +6,7 @@ as CSV, one table of every cell."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Iterable, Optional
@@ -18,6 +18,7 @@ from lifebench.api.reporting import Metric, Table, aggregate_trials
 from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
 from lifebench.leaderboard.plugins import (metric_applies, metrics, primary_metric, score_range,
                                            trial_aggregation)
+from lifebench.llm.faults import faults_note
 from lifebench.llm.truncation import CutCalls
 
 # n: instances, with the results behind them where they differ ("134 (402 results)")
@@ -215,8 +216,8 @@ def _episodes(cell: Cell) -> dict[int, frozenset[str]]:
 
 def server_notes(cells: list[Cell]) -> list[str]:
     """What the model's server did to a row's episodes that its numbers hide: replies cut at
-    their token cap, and episodes ended at the model's context window (results, counted as
-    failures, shown here apart)."""
+    their token cap, episodes ended at the model's context window (results, counted as
+    failures, shown here apart), and the misbehaviour its calls survived (retried)."""
     notes = []
     for cell in cells:
         where = f"{cell.split} {cell.method}" + (f" ({cell.model})" if cell.model else "")
@@ -225,10 +226,16 @@ def server_notes(cells: list[Cell]) -> list[str]:
             notes.append(f"{where}: {overflowed} of {len(cell.results)} episodes ended at the "
                          f"model's context window (context_overflow), counted as failures")
         cut = CutCalls()
+        faults: Counter = Counter()
         for record in cell.results:
             cut.add(record.llm_call_tokens)
+            counted = record.extra.get("endpoint_faults")
+            if isinstance(counted, dict):
+                faults.update({k: v for k, v in counted.items() if isinstance(v, int)})
         if cut.note():
             notes.append(f"{where}: {cut.note()}")
+        if faults_note(faults):
+            notes.append(f"{where}: {faults_note(faults)}")
     return notes
 
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from lifebench import registry
 from lifebench.config.run import ExecutionConfig, RunConfig
+from lifebench.llm.faults import faults_note
 from lifebench.llm.window import CHARS_PER_TOKEN
 from lifebench.runner.contexts import given_contexts, plan_contexts
 from lifebench.runner.plan import attach_contexts, attach_prepared, plan_units, prepared_waves
@@ -198,20 +199,6 @@ REPLY_NOTES = (("malformed", "replies that could not be read twice (each the met
                ("refusals", "refusals by the model (each the method's failed step; texts in the records)"),
                ("several_choices", "replies with several choices (the first read)"),
                ("replaced_characters", "characters no prompt can encode, replaced by U+FFFD"))
-
-
-FAULT_NOTES = (("server_error", "server errors (5xx)"), ("reset", "dropped connections"),
-               ("timeout", "timeouts"), ("in_band_error", "errors inside a 200 answer"),
-               ("empty_choices", "answers with no choices"),
-               ("rate_limited", "rate-limit answers (429)"),
-               ("retry_after_waits", "waits the server asked for (Retry-After)"),
-               ("other_status", "answers of another failing status"))
-
-
-def faults_note(counts: dict[str, int]) -> str:
-    """What the endpoint did wrong over the run (`extra.endpoint_faults`), each retried."""
-    said = [f"{counts[name]} {what}" for name, what in FAULT_NOTES if counts.get(name)]
-    return f"the endpoint misbehaved, each time retried: {', '.join(said)}" if said else ""
 
 
 def replies_notes(counts: dict[str, int]) -> list[str]:

@@ -336,6 +336,7 @@ def test_doctor_reports_what_the_endpoint_does_and_writes_a_profile(cli, llm_ser
     assert rows["tool calling"].startswith("no (") and rows["seed accepted"] == "no"
     assert rows["token counts"] == "the server's (/tokenize)"
     assert rows["reasoning output"] == "tags"
+    assert rows["endpoint faults"] == "none in its probes"
     assert "advice: tool calling is off" in result.stdout
     saved = json.loads(profile.read_text())
     assert saved["format"] == "lifebench-endpoint-profile" and saved["tools"] is False
@@ -347,6 +348,10 @@ def test_doctor_reports_what_the_endpoint_does_and_writes_a_profile(cli, llm_ser
     dead = cli("doctor", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--profile",
                str(profile))
     assert dead.returncode == 1 and "| reachable        | no" in dead.stdout
+    # a server failing some of its probes: counted as a run counts them, by kind
+    faulty = llm_server(policy="plancraft", models=("m",), fault_rate=0.5, faults=("500",), seed=2)
+    shaky = cli("doctor", "--model", "m", "--base-url", faulty.url, "--profile", str(profile))
+    assert f"| endpoint faults  | {faulty.stats()['faults']} server error" in shaky.stdout, shaky.stdout
 
 
 def test_the_tool_protocol_is_part_of_the_identity_of_methods_that_offer_tools():

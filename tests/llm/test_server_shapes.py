@@ -134,3 +134,5 @@ def test_misbehaviour_is_retried_and_counted(cli, llm_server, tmp_path):
     assert set(counted) >= {"in_band_error", "server_error", "reset", "timeout"}, counted
     assert manifest_endpoint(out)["faults"] == dict(sorted(counted.items()))
     assert "the endpoint misbehaved, each time retried: " in result.stdout
+    board = cli("leaderboard", str(out), "--no-plots")
+    assert f"{counted['server_error']} server errors (5xx)" in board.stdout, board.stdout

@@ -55,7 +55,7 @@ def test_requests_in_flight_overlap(llm_server):
         thread.join()
     assert time.perf_counter() - began < 3, "64 requests of 0.3 s each did not overlap"
     assert len(answers) == 64 and all(a.startswith(b"HTTP/1.1 200 OK") for a in answers)
-    assert srv.stats() == {"requests": 64, "faults": 0, "max_in_flight": 64, "tokenized": 0}
+    assert srv.stats() == {"requests": 64, "faults": 0, "max_in_flight": 64, "tokenized": 0, "early": 0}
 
 
 def test_keep_alive_and_closing(llm_server):
