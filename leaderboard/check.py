@@ -25,6 +25,7 @@ from lifebench.api.stats import adjust
 from lifebench.leaderboard.compare import BINARY_METRICS, format_p, sample_of
 from lifebench.leaderboard.exact import ExactRow, exact_differences, shown
 from lifebench.leaderboard.grouping import grouped
+from lifebench.leaderboard.plugins import sampled_families
 
 DEFAULT_METRICS = ("success", "score")
 
@@ -102,10 +103,13 @@ def regression_check(baseline: list[EpisodeRecord], candidate: list[EpisodeRecor
                 a, b = sample_of(records, metric), sample_of(theirs, metric)
                 if not a.n or not b.n:
                     continue
-                c = compare_arms(a, b, metric in BINARY_METRICS, alternative="greater")
+                c = compare_arms(a, b, metric in BINARY_METRICS, alternative="greater",
+                                 families=sampled_families(group.benchmark, [*records, *theirs]))
                 report.rows.append(CheckRow(where, metric, c.result.test, c.result.n, c.mean_a,
                                             c.mean_b, c.mean_b - c.mean_a, c.result.p,
                                             results=c.results_a))
-    for row, p in zip(report.rows, adjust([r.p for r in report.rows], correction)):
-        row.p_adjusted = p
+    for metric in metrics:  # each metric its own family of tests
+        family = [r for r in report.rows if r.metric == metric]
+        for row, p in zip(family, adjust([r.p for r in family], correction)):
+            row.p_adjusted = p
     return report

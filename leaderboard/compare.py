@@ -3,11 +3,12 @@
 An arm is a method (with its config) and model on a benchmark split and budget. lifebench
 runs every arm on the same instances and seeds, and the instance is the unit of every
 comparison (`lifebench.api.comparison`): trials scored as the protocol says, seeds
-averaged within an instance, then the arms paired over instances. Matched: McNemar's
-exact test where each instance has one binary outcome per arm, else the sign-flip
-permutation test; unmatched: Fisher's exact test, else the two-sample permutation test.
-The p-values of the whole grid are adjusted together (Holm by default, or
-Benjamini-Hochberg).
+averaged within an instance (as many on either side), then the arms paired over instances.
+Matched: McNemar's exact test where each instance has one binary outcome per arm, else the
+sign-flip permutation test; fewer than half of either arm's instances shared: Fisher's
+exact test, else the studentized two-sample permutation test. The p-values of each metric
+are adjusted together (Holm by default, Benjamini-Hochberg, or Benjamini-Yekutieli), so
+that a metric added to the command changes no other metric's adjusted p.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lifebench.api.errors import UserError
 from lifebench.api.records import EpisodeRecord
 from lifebench.api.stats import adjust
 from lifebench.leaderboard.grouping import arm_labels, grouped
+from lifebench.leaderboard.plugins import sampled_families
 
 BINARY_METRICS = ("success",)
 NUMERIC_FIELDS = ("success", "score", "steps", "llm_calls", "tokens_in", "tokens_out", "wall_s",
@@ -71,6 +73,12 @@ class Comparison:
     paired: bool = True
     results_a: int = 0  # the results behind n: episodes, or trials where each counts
     results_b: int = 0
+    unpaired_a: int = 0  # instances only a ran (left out of a paired test)
+    unpaired_b: int = 0  # instances only b ran
+    diff_se: float = math.nan  # the standard error of diff
+    diff_low: float = math.nan  # diff's 95% interval
+    diff_high: float = math.nan
+    unit: str = "instances"  # the test's unit: "families" where the benchmark samples them
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe: NaN and infinities become null."""
@@ -81,7 +89,7 @@ class Comparison:
 def compare(records: list[EpisodeRecord], metrics: list[str], correction: str = "holm",
             trials: Optional[str] = None) -> list[Comparison]:
     """Every pair of arms within every group, for every metric; p-values adjusted across
-    the whole list."""
+    each metric's comparisons."""
     return compared(records, metrics, correction, trials)[0]
 
 
@@ -95,6 +103,7 @@ def compared(records: list[EpisodeRecord], metrics: list[str], correction: str =
         ordered = sorted(arms, key=lambda arm: labels[arm])
         split = group.split + (f" [{group.benchmark_config_hash[:6]}]"
                                if group.benchmark_config_hash else "")
+        families = sampled_families(group.benchmark, [r for rs in arms.values() for r in rs])
         for metric in metrics:
             samples = {arm: sample_of(arms[arm], metric) for arm in ordered}
             if metric == metrics[0]:
@@ -103,30 +112,38 @@ def compared(records: list[EpisodeRecord], metrics: list[str], correction: str =
             for first, second in itertools.combinations(ordered, 2):
                 if not samples[first].n or not samples[second].n:
                     continue
-                c = compare_arms(samples[first], samples[second], metric in BINARY_METRICS)
+                c = compare_arms(samples[first], samples[second], metric in BINARY_METRICS,
+                                 families=families)
                 out.append(Comparison(
                     a=labels[first], b=labels[second], benchmark=group.benchmark, split=split,
                     budget=group.budget, metric=metric, test=c.result.test, n=c.result.n,
                     mean_a=c.mean_a, mean_b=c.mean_b, diff=c.mean_a - c.mean_b,
                     statistic=c.result.statistic, p=c.result.p,
                     effect_size=c.result.effect_size, paired=c.paired,
-                    results_a=c.results_a, results_b=c.results_b))
-    for c, p in zip(out, adjust([c.p for c in out], correction)):
-        c.p_adjusted = p
+                    results_a=c.results_a, results_b=c.results_b, unpaired_a=c.unpaired_a,
+                    unpaired_b=c.unpaired_b, diff_se=c.diff_se, diff_low=c.diff_low,
+                    diff_high=c.diff_high, unit=c.unit))
+    for metric in metrics:  # each metric its own family of tests
+        family = [c for c in out if c.metric == metric]
+        for c, p in zip(family, adjust([c.p for c in family], correction)):
+            c.p_adjusted = p
     note = agreement_note(agreement)
     return out, [NOTE] + ([note] if note else [])
 
 
 NOTE = ("n: instances, the unit of every test (each arm's trials scored as its protocol says, "
-        "then its seeds averaged per instance), with the results behind them where they "
-        "differ; paired tests: McNemar's exact test where each instance has one binary "
-        "outcome per arm, else the sign-flip permutation test (exact, or Monte Carlo with "
-        "10,000 resamples and a fixed seed); unpaired (no shared instance): Fisher's exact "
-        "test, else the two-sample permutation test")
+        "then its seeds averaged per instance, as many seeds on either side), with the "
+        "results behind them where they differ; paired tests over the shared instances: "
+        "McNemar's exact test where each instance has one binary outcome per arm, else the "
+        "sign-flip permutation test (exact, or its saddlepoint approximation beyond 40 "
+        "differences); unpaired where fewer than half of either arm's instances are shared: "
+        "Fisher's exact test, else the studentized two-sample permutation test (Welch's t "
+        "permuted); unpaired: the instances only a / only b ran; diff's SE and 95% interval: "
+        "t on the paired differences, Welch's where unpaired; p adjusted within each metric")
 
 
-COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "mean_a", "mean_b",
-           "diff", "effect_size", "statistic", "p", "p_adjusted")
+COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "unpaired", "mean_a",
+           "mean_b", "diff", "diff_se", "diff_95", "effect_size", "statistic", "p", "p_adjusted")
 
 
 P_COLUMNS = ("p", "p_adjusted")
@@ -152,6 +169,12 @@ def comparison_rows(comparisons: list[Comparison]) -> tuple[list[str], list[list
         return str(value)
 
     def shown(c: Comparison, column: str) -> str:
+        if column == "unpaired":
+            return f"{c.unpaired_a}/{c.unpaired_b}"
+        if column == "diff_95":
+            return "—" if math.isnan(c.diff_low) else f"[{fmt('', c.diff_low)}, {fmt('', c.diff_high)}]"
+        if column == "test" and c.unit == "families":
+            return f"{c.test} (over task families)"
         if column != "n":
             return fmt(column, getattr(c, column))
         if c.paired and c.results_a != c.results_b:

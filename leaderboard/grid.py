@@ -16,8 +16,8 @@ from lifebench.api.comparison import (InstanceEstimate, InstanceSample, agreemen
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.reporting import Metric, Table, aggregate_trials
 from lifebench.leaderboard.grouping import Arm, arm_labels, budget_label, method_label
-from lifebench.leaderboard.plugins import (metric_applies, metrics, primary_metric, score_range,
-                                           trial_aggregation)
+from lifebench.leaderboard.plugins import (families_sampled, metric_applies, metrics,
+                                           primary_metric, score_range, trial_aggregation)
 from lifebench.llm.faults import faults_note
 from lifebench.llm.truncation import CutCalls
 
@@ -104,9 +104,11 @@ Estimate = InstanceEstimate  # a cell's number: the instance is the unit
 def estimate(cell: Cell, metric: str) -> Estimate:
     """Success rate or mean score of the cell with its 95% interval (`instance_estimate`):
     bounded on [0, 1] for success and on the score's range where the benchmark declares
-    one, cluster-robust over task families where several instances share one."""
+    one, cluster-robust over task families where the benchmark samples them and they
+    carry information."""
     bounds = (0.0, 1.0) if metric == "success" else score_range(cell.benchmark)
-    return sample_estimate(cell.sample(metric), cell.results, bounds)
+    return sample_estimate(cell.sample(metric), cell.results, bounds,
+                           families_sampled(cell.benchmark))
 
 
 def _clusters(cell: Cell, success: Estimate) -> str:
@@ -261,7 +263,10 @@ def _pooling_notes(cells: list[Cell]) -> list[str]:
             shown = "; ".join(f"{name}: {sum(len(i) for i in e.values())} episodes, seeds "
                               f"{','.join(map(str, sorted(e)))}" for name, e in sorted(sets.items()))
             notes.append(f"{split} (budget {budget}): the rows ran different episodes ({shown}); "
-                         f"`lifebench compare` matches them episode by episode")
+                         f"`lifebench compare` pairs them over the instances both ran, each "
+                         f"with as many seeds on either side, or compares them unpaired where "
+                         f"fewer than half of either row's instances are shared, counting the "
+                         f"instances only one ran")
     return notes
 
 

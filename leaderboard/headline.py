@@ -28,7 +28,7 @@ from lifebench.api.errors import UserError, unknown_name
 from lifebench.api.stats import adjust
 from lifebench.leaderboard.grid import Cell, cells_of, estimate, primary_sample, seeds_notes
 from lifebench.leaderboard.grouping import method_label
-from lifebench.leaderboard.plugins import primary_metric, score_range, success_note
+from lifebench.leaderboard.plugins import primary_metric, sampled_families, score_range, success_note
 
 TITLE = "The grid: methods × benchmarks"
 ALPHA = 0.05
@@ -253,8 +253,8 @@ def _refusals(refused: list[dict[str, str]], columns: list[ColumnKey],
 def _marks(by_row: dict[RowKey, dict[ColumnKey, Cell]], columns: list[ColumnKey],
            baseline: Optional[str]) -> dict[tuple[RowKey, ColumnKey], str]:
     """▲/▼ where a row differs significantly from the baseline method's row (of its context
-    and model) in a column: paired over the instances both ran, Holm-corrected over the
-    table."""
+    and model) in a column (`compare_arms`: paired over the instances both ran, else
+    unpaired), Holm-corrected over the table."""
     if baseline is None:
         return {}
     tests = []
@@ -268,9 +268,8 @@ def _marks(by_row: dict[RowKey, dict[ColumnKey, Cell]], columns: list[ColumnKey]
             if row.method == baseline or base is None or cell is None:
                 continue
             a, b = primary_sample(base), primary_sample(cell)
-            if not set(a.values) & set(b.values):
-                continue  # nothing matched: no paired test
-            c = compare_arms(a, b, metric == "success")
+            c = compare_arms(a, b, metric == "success", families=sampled_families(
+                col.benchmark, [*base.results, *cell.results]))
             if not math.isnan(c.result.p):
                 tests.append(((row, col), c.result.p, c.mean_b - c.mean_a))
     adjusted = adjust([p for _, p, _ in tests], "holm")

@@ -119,3 +119,18 @@ def plugin_tables(results: Sequence[EpisodeRecord]) -> list[Table]:
         for make in _context_class(name).tables:
             tables.extend(make(around))
     return tables
+
+
+def families_sampled(benchmark: str) -> bool:
+    """Whether the benchmark's task families are a sample (its `population`), so that its
+    tests and intervals are made per family."""
+    return _benchmark_class(benchmark).population == "families"
+
+
+def sampled_families(benchmark: str, records: Sequence[EpisodeRecord]) -> Optional[dict[str, str]]:
+    """instance -> task family, for `compare_arms`, where the benchmark samples its families
+    and every record names one; else None (the instance is the unit)."""
+    if not families_sampled(benchmark):
+        return None
+    families = {r.instance_id: r.task_family for r in records}
+    return None if any(f is None for f in families.values()) else families  # type: ignore[return-value]

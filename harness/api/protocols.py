@@ -160,8 +160,12 @@ class Benchmark(abc.ABC):
     split_generators: ClassVar[tuple[str, ...]] = ()
     # The instance metadata key naming an instance's task family (ScienceWorld's task,
     # ALFWorld's task type, Plancraft's target): records carry it as `task_family`, and
-    # the leaderboard clusters intervals and makes per-task tables by it.
+    # the leaderboard makes per-task tables by it.
     task_family_key: ClassVar[Optional[str]] = None
+    # What a comparison generalises to (`lifebench.api.comparison`): "instances" (the
+    # families, if any, are the benchmark's fixed design, as ALFWorld's six task types), or
+    # "families" (they are a sample: tests and intervals are then made per family).
+    population: ClassVar[str] = "instances"
     # What one stream needs from a Ray cluster (`--executor ray`): CPUs, and memory in bytes
     # for benchmarks that start a simulator (ScienceWorld's JVM).
     ray_resources: ClassVar[dict[str, float]] = {"num_cpus": 1}
@@ -205,6 +209,7 @@ class Benchmark(abc.ABC):
         "headline_split": _is(str, type(None)),
         "support_split": _is(str, type(None)), "packages": _names,
         "split_generators": _names, "task_family_key": _is(str, type(None)),
+        "population": _one_of(("instances", "families")),
         "ray_resources": _is(dict), "environment": _names, "noop_action": _is(str),
         "guarded_actions": _names, "outcome_signals": _patterns, "metrics": _metrics,
         "tables": _tables, "trial_aggregation": _one_of(TRIAL_AGGREGATIONS),

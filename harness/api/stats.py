@@ -15,14 +15,19 @@ from typing import Optional, Sequence
 
 from scipy import stats as _stats
 
-from lifebench.api.permutation import sign_flip_pvalue, two_sample_pvalue
+from lifebench.api.permutation import (LARGE_SAMPLE_NULL, P_FLOOR, finite, sign_flip_pvalue,
+                                        two_sample_pvalue)
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion.
 
-    Unlike the normal (Wald) interval it stays inside [0, 1] and keeps its coverage near
-    0 and 1, where planning benchmarks often sit (oracles at 1.0, random agents near 0).
+    Unlike the normal (Wald) interval it stays inside [0, 1] and holds its coverage far
+    better near 0 and 1, where planning benchmarks often sit (oracles at 1.0, random agents
+    near 0), but not everywhere there: its coverage oscillates with p and n, and its worst
+    for p in (0.001, 0.2) is 0.83-0.86 at n = 5 to 100 (measured by
+    tests/perf/sim_statistics.py; an interval that never dips, Clopper-Pearson, is wider
+    everywhere else). Averaged over p it is near 0.95.
     """
     if n <= 0:
         return (math.nan, math.nan)
@@ -39,19 +44,81 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return (low, high)
 
 
+def constant(values: Sequence[float]) -> bool:
+    """No spread: every value equal to the first but for rounding (relative 1e-12), so that
+    eight copies of 0.2 read as constant although their computed variance is 1e-33."""
+    if not len(values):
+        return True
+    low, high = min(values), max(values)
+    return high - low <= 1e-12 * max(1.0, abs(low), abs(high))
+
+
 def mean_variance(values: Sequence[float], clusters: Optional[Sequence[str]] = None) -> float:
     """The variance of a sample mean: the plug-in estimate sum((x - mean)^2) / n^2 for
     independent observations (for 0/1 outcomes exactly p(1 - p) / n), or, with `clusters`,
-    the cluster-robust (CR1) estimate, for observations correlated within clusters."""
+    the cluster-robust CR2 estimate (Bell and McCaffrey 2002), for observations correlated
+    within clusters: each cluster's sum of residuals s_g, inflated by its leverage,
+    sum(s_g^2 / (1 - n_g / n)) / n^2; CR1's bias down with few or unbalanced clusters is
+    what it removes. 0 where the values do not vary."""
     n = len(values)
     mean = sum(values) / n
+    if constant(values):
+        return 0.0
     if clusters is None:
         return sum((v - mean) ** 2 for v in values) / (n * n)
-    groups: dict[str, float] = {}
+    sums, sizes = _cluster_sums(values, clusters, mean)
+    if len(sums) < 2:
+        return math.nan
+    return sum(s * s / (1 - sizes[g] / n) for g, s in sums.items()) / (n * n)
+
+
+def _cluster_sums(values: Sequence[float], clusters: Sequence[str],
+                  mean: float) -> tuple[dict[str, float], dict[str, int]]:
+    sums: dict[str, float] = {}
+    sizes: dict[str, int] = {}
     for value, cluster in zip(values, clusters):
-        groups[cluster] = groups.get(cluster, 0.0) + (value - mean)
-    g = len(groups)
-    return g / (g - 1) * sum(s * s for s in groups.values()) / (n * n) if g > 1 else math.nan
+        sums[cluster] = sums.get(cluster, 0.0) + (value - mean)
+        sizes[cluster] = sizes.get(cluster, 0) + 1
+    return sums, sizes
+
+
+def cluster_degrees_of_freedom(clusters: Sequence[str]) -> float:
+    """Bell and McCaffrey's degrees of freedom for the CR2 variance of a mean (working model:
+    independent, equal variances): tr(M)^2 / tr(M^2) of the matrix behind the estimator, in
+    closed form for the mean: n^2 / ((sum a_g n_g^2)^2 / n^2 + sum a_g^2 (n_g^2 - 2 n_g^3 / n))
+    with a_g = n / (n - n_g). G - 1 for G equal clusters; near 1 where one cluster holds
+    most of the instances, as it should (its one draw is most of the mean)."""
+    sizes: dict[str, int] = {}
+    for cluster in clusters:
+        sizes[cluster] = sizes.get(cluster, 0) + 1
+    n = len(clusters)
+    if len(sizes) < 2:
+        return math.nan
+    a = {g: n / (n - m) for g, m in sizes.items()}
+    first = sum(a[g] * m * m for g, m in sizes.items()) ** 2 / (n * n)
+    second = sum(a[g] ** 2 * (m * m - 2 * m ** 3 / n) for g, m in sizes.items())
+    return n * n / (first + second)
+
+
+def informative_clusters(values: Sequence[float], clusters: Optional[Sequence[str]]) -> bool:
+    """Whether clustering by `clusters` is worth its cost: at least 2 clusters hold at least
+    2 values each (else no within-cluster correlation can show), and the intra-cluster
+    correlation estimated by one-way ANOVA is above 0 (else the clusters add no variance:
+    the independent estimate is the better one)."""
+    if clusters is None:
+        return False
+    groups: dict[str, list[float]] = {}
+    for value, cluster in zip(values, clusters):
+        groups.setdefault(cluster, []).append(value)
+    if sum(len(g) >= 2 for g in groups.values()) < 2:
+        return False
+    n, g = len(values), len(groups)
+    mean = sum(values) / n
+    between = sum(len(v) * (sum(v) / len(v) - mean) ** 2 for v in groups.values()) / (g - 1)
+    within = sum((x - sum(v) / len(v)) ** 2 for v in groups.values() for x in v) / (n - g)
+    n0 = (n - sum(len(v) ** 2 for v in groups.values()) / n) / (g - 1)
+    denominator = between + (n0 - 1) * within
+    return denominator > 0 and (between - within) / denominator > 1e-12
 
 
 def bounded_interval(values: Sequence[float], low: float, high: float,
@@ -62,27 +129,30 @@ def bounded_interval(values: Sequence[float], low: float, high: float,
 
     The Wilson score interval of the mean rescaled to [0, 1], p, with the effective sample
     size n_eff = p (1 - p) / Var(mean), Var from `mean_variance` (independent episodes, or
-    cluster-robust over task families). For 0/1 outcomes of independent episodes n_eff is n
-    and this is the Wilson interval; a bounded metric that varies less than 0/1 outcomes
-    gets a narrower interval, correlated episodes a wider one. With clusters the
-    quantile is Student's t with G - 1 degrees of freedom (G clusters) instead of the
-    normal's. When every value sits at one bound (p = 0 or 1) or none varies, the spread
-    says nothing and n_eff is n: the interval reaches from the bound as Wilson's does.
-    Assumes the mean is roughly normal on the scale where Wilson's is (n_eff not tiny)."""
+    CR2 cluster-robust over task families). For 0/1 outcomes of independent episodes n_eff
+    is n and this is the Wilson interval; a bounded metric that varies less than 0/1
+    outcomes gets a narrower interval, correlated episodes a wider one, n_eff never above
+    n (inspect_ai's `ci_wilson(cluster=)` caps it too). With clusters the quantile is
+    Student's t with Bell-McCaffrey degrees of freedom (`cluster_degrees_of_freedom`: G - 1
+    for G equal clusters, fewer where they are unbalanced) instead of the normal's. When
+    every value sits at one bound (p = 0 or 1) or none varies (`constant`), the spread says
+    nothing and n_eff is n: the interval is the Wilson interval of that proportion at n.
+    Coverage measured by tests/perf/sim_statistics.py (docs/cli.md, "Statistics")."""
     n = len(values)
     if n == 0 or not high > low:
         return (math.nan, math.nan)
+    finite(values)
     width = high - low
     scaled = [min(1.0, max(0.0, (v - low) / width)) for v in values]
     p = sum(scaled) / n
     quantile = float(_stats.norm.ppf(0.5 + confidence / 2))
     variance = mean_variance(scaled, clusters)
     if clusters is not None:
-        g = len(set(clusters))
-        if g < 2:
+        df = cluster_degrees_of_freedom(clusters)
+        if math.isnan(df):
             return (math.nan, math.nan)
-        quantile = float(_stats.t.ppf(0.5 + confidence / 2, g - 1))
-    n_eff = p * (1 - p) / variance if 0 < p < 1 and variance > 0 else float(n)
+        quantile = float(_stats.t.ppf(0.5 + confidence / 2, df))
+    n_eff = min(float(n), p * (1 - p) / variance) if 0 < p < 1 and variance > 0 else float(n)
     z2 = quantile * quantile
     denom = 1 + z2 / n_eff
     centre = (p + z2 / (2 * n_eff)) / denom
@@ -110,6 +180,7 @@ def t_interval(values: list[float], confidence: float = 0.95) -> tuple[float, fl
     n = len(values)
     if n < 2:
         return (math.nan, math.nan)
+    finite(values)
     mean = sum(values) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
@@ -119,19 +190,19 @@ def t_interval(values: list[float], confidence: float = 0.95) -> tuple[float, fl
 def clustered_interval(values: list[float], clusters: list[str],
                        confidence: float = 0.95) -> tuple[float, float]:
     """Interval of a mean whose observations are correlated within clusters (e.g. the
-    episodes of one task family): the cluster-robust (CR1) standard error of the mean,
-    with G - 1 degrees of freedom for G clusters. With one observation per cluster it is
-    the t interval."""
+    episodes of one task family): the cluster-robust CR2 standard error of the mean
+    (`mean_variance`), with Bell-McCaffrey degrees of freedom (`cluster_degrees_of_freedom`).
+    With one observation per cluster it is the t interval."""
     n = len(values)
-    groups: dict[str, float] = {}
-    mean = sum(values) / n if n else math.nan
-    for value, cluster in zip(values, clusters):
-        groups[cluster] = groups.get(cluster, 0.0) + (value - mean)
-    g = len(groups)
-    if g < 2:
+    if n == 0:
         return (math.nan, math.nan)
-    variance = g / (g - 1) * sum(s * s for s in groups.values()) / (n * n)
-    half = float(_stats.t.ppf(0.5 + confidence / 2, g - 1)) * math.sqrt(variance)
+    finite(values)
+    mean = sum(values) / n
+    df = cluster_degrees_of_freedom(clusters)
+    if math.isnan(df):
+        return (math.nan, math.nan)
+    variance = mean_variance(values, clusters)
+    half = float(_stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
     return (mean - half, mean + half)
 
 
@@ -148,14 +219,19 @@ def _nan_to(value: float, default: float) -> float:
     return default if value is None or math.isnan(value) else float(value)
 
 
+def _positive(p: float) -> float:
+    """A p-value that never reads 0 (a distribution's tail beyond floating point)."""
+    return p if math.isnan(p) else min(1.0, max(P_FLOOR, float(p)))
+
+
 def paired_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
     """Student's paired t-test. Assumes normal differences; at small n prefer
     `sign_flip_test`, which assumes nothing of their shape."""
-    diffs = [x - y for x, y in zip(a, b)]
+    diffs = [float(x) - float(y) for x, y in zip(finite(a, "a"), finite(b, "b"))]
     n = len(diffs)
     if n < 2:
         return TestResult("paired t", n, math.nan, math.nan, math.nan)
-    if all(d == diffs[0] for d in diffs):
+    if constant(diffs):
         # No spread in the differences: t is 0/0 or infinite. The t distribution then says
         # nothing (it would give p = 0 for a constant shift at any n): undefined.
         shift = diffs[0]
@@ -166,7 +242,7 @@ def paired_t(a: list[float], b: list[float], alternative: str = "two-sided") -> 
     result = _stats.ttest_rel(a, b, alternative=alternative)
     mean = sum(diffs) / n
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    return TestResult("paired t", n, float(result.statistic), float(result.pvalue), mean / sd)
+    return TestResult("paired t", n, float(result.statistic), _positive(result.pvalue), mean / sd)
 
 
 def welch_t(a: list[float], b: list[float], alternative: str = "two-sided") -> TestResult:
@@ -184,6 +260,7 @@ def _unpaired_t(a: list[float], b: list[float], alternative: str, equal_var: boo
     n = len(a) + len(b)
     if len(a) < 2 or len(b) < 2:
         return TestResult(name, n, math.nan, math.nan, math.nan)
+    finite(a, "a"), finite(b, "b")
     with warnings.catch_warnings():  # identical samples: t is undefined, said by NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         result = _stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)
@@ -195,24 +272,25 @@ def _unpaired_t(a: list[float], b: list[float], alternative: str, equal_var: boo
     p = _nan_to(result.pvalue, 1.0 if ma == mb else math.nan)
     if not pooled and ma != mb:
         p = math.nan  # two constant samples: t is infinite, its p of 0 means nothing
-    return TestResult(name, n, statistic, p, (ma - mb) / pooled if pooled else math.nan)
+    return TestResult(name, n, statistic, _positive(p), (ma - mb) / pooled if pooled else math.nan)
 
 
 def sign_flip_test(diffs: Sequence[float], alternative: str = "two-sided") -> TestResult:
     """The paired permutation (sign-flip) test of per-unit differences (a - b): exact, or
-    Monte Carlo with a fixed seed where exact would be costly (`lifebench.api.permutation`
-    says which, and the test's name: "sign flip exact" or "sign flip monte carlo").
-    Assumes independent units, and under the null, arms exchangeable within a unit; no
-    shape of the differences. Statistic: the mean difference. Effect size: Cohen's d_z
-    (infinite for a constant non-zero difference). Its smallest two-sided p at n units is
-    2 / 2^n: 0.5 at n = 2."""
+    its saddlepoint approximation beyond 40 non-zero differences off a small lattice
+    (`lifebench.api.permutation` says which, and the test's name: "sign flip exact" or
+    "sign flip saddlepoint"). Assumes independent units, and under the null, arms
+    exchangeable within a unit; no shape of the differences. Statistic: the mean
+    difference. Effect size: Cohen's d_z (infinite for a constant non-zero difference,
+    `constant` within rounding). Its smallest two-sided p at n units is 2 / 2^n: 0.5 at
+    n = 2. NaN or infinity: ValueError."""
     n = len(diffs)
     if n == 0:
         return TestResult("sign flip exact", 0, math.nan, math.nan, math.nan)
     p, null = sign_flip_pvalue(diffs, alternative)
     mean = sum(diffs) / n
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else math.nan
-    if sd == 0 or math.isnan(sd):
+    if math.isnan(sd) or constant(diffs):
         effect = 0.0 if mean == 0 else (math.copysign(math.inf, mean) if n > 1 else math.nan)
     else:
         effect = mean / sd
@@ -221,23 +299,26 @@ def sign_flip_test(diffs: Sequence[float], alternative: str = "two-sided") -> Te
 
 def permutation_test(a: Sequence[float], b: Sequence[float],
                      alternative: str = "two-sided") -> TestResult:
-    """The two-sample permutation test of mean(a) - mean(b) (unpaired): exact, or Monte
-    Carlo with a fixed seed ("permutation exact" / "permutation monte carlo"). Assumes
-    independent units, exchangeable between the samples under the null. Statistic: the
-    difference of the means. Effect size: Cohen's d (pooled sd)."""
+    """The studentized two-sample permutation test of mean(a) - mean(b) (unpaired): Welch's
+    t permuted, so valid with unequal sizes and spreads (`lifebench.api.permutation`):
+    exact, Monte Carlo with fixed seeds, or Welch's t-test where both samples hold 100
+    units or more ("studentized permutation exact" / "... monte carlo" / "welch t (large
+    samples)"). Assumes independent units. Statistic: the difference of the means. Effect
+    size: Cohen's d (pooled sd)."""
     n = len(a) + len(b)
-    if not a or not b:
-        return TestResult("permutation exact", n, math.nan, math.nan, math.nan)
+    if not len(a) or not len(b):
+        return TestResult("studentized permutation exact", n, math.nan, math.nan, math.nan)
     p, null = two_sample_pvalue(a, b, alternative)
     ma, mb = sum(a) / len(a), sum(b) / len(b)
     squares = sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)
     pooled = math.sqrt(squares / (n - 2)) if n > 2 else math.nan
     effect = (ma - mb) / pooled if pooled else (0.0 if ma == mb else math.nan)
-    return TestResult(f"permutation {_kind(null)}", n, ma - mb, p, effect)
+    name = null if null == LARGE_SAMPLE_NULL else f"studentized permutation {_kind(null)}"
+    return TestResult(name, n, ma - mb, p, effect)
 
 
 def _kind(null: str) -> str:
-    return "exact" if null == "exact" else "monte carlo"
+    return null if null in ("exact", "saddlepoint") else "monte carlo"
 
 
 def two_way_anova(values: list[float], first: list[str], second: list[str]) -> list[dict]:
@@ -291,7 +372,7 @@ def mcnemar_exact(a: list[bool], b: list[bool], alternative: str = "two-sided") 
         return TestResult("mcnemar exact", n, 0.0, 1.0, h)
     p = float(_stats.binomtest(a_only, discordant, 0.5, alternative=alternative).pvalue)
     statistic = float(min(a_only, b_only)) if alternative == "two-sided" else float(a_only)
-    return TestResult("mcnemar exact", n, statistic, min(1.0, p), h)
+    return TestResult("mcnemar exact", n, statistic, _positive(p), h)
 
 
 def fisher_exact(a: list[bool], b: list[bool], alternative: str = "two-sided") -> TestResult:
@@ -301,11 +382,15 @@ def fisher_exact(a: list[bool], b: list[bool], alternative: str = "two-sided") -
     if not a or not b:
         return TestResult("fisher exact", n, math.nan, math.nan, math.nan)
     result = _stats.fisher_exact(table, alternative=alternative)
-    return TestResult("fisher exact", n, float(result.statistic), float(result.pvalue),
+    return TestResult("fisher exact", n, float(result.statistic), _positive(result.pvalue),
                       cohens_h(sum(a) / len(a), sum(b) / len(b)))
 
 
-CORRECTIONS = {"holm": "holm", "bh": "fdr_bh", "none": None}
+# Holm: the familywise error rate under any dependence. bh: the false discovery rate where
+# the tests are independent or positively dependent (PRDS); two-sided pairwise tests that
+# share arms are not shown to be, so by (Benjamini-Yekutieli) keeps it under any
+# dependence, at the price of a factor sum(1/i) (3.0 at 11 tests, 5.5 at 140).
+CORRECTIONS = {"holm": "holm", "bh": "fdr_bh", "by": "fdr_by", "none": None}
 
 
 def adjust(pvalues: list[float], method: str = "holm") -> list[float]:

@@ -59,8 +59,11 @@ def add_baseline_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_correction_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
-                        help="multiple-comparison correction (default holm)")
+    parser.add_argument("--correction", default="holm", choices=["holm", "bh", "by", "none"],
+                        help="multiple-comparison correction over the comparisons of each "
+                             "metric: holm (familywise, default), bh (false discovery rate, "
+                             "independent or positively dependent tests), by (false discovery "
+                             "rate under any dependence)")
 
 
 @contextlib.contextmanager

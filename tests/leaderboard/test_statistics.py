@@ -62,6 +62,7 @@ def test_corrections_equal_statsmodels():
     pvalues = [0.001, 0.04, 0.03, 0.2, 0.0005, 0.5]
     assert ours.adjust(pvalues, "holm") == pytest.approx(list(multipletests(pvalues, method="holm")[1]))
     assert ours.adjust(pvalues, "bh") == pytest.approx(list(multipletests(pvalues, method="fdr_bh")[1]))
+    assert ours.adjust(pvalues, "by") == pytest.approx(list(multipletests(pvalues, method="fdr_by")[1]))
     with_nan = ours.adjust([0.01, math.nan, 0.02], "holm")
     assert math.isnan(with_nan[1]) and with_nan[0] == pytest.approx(0.02)
 
@@ -75,17 +76,30 @@ def test_intervals_equal_scipy_and_statsmodels():
     theirs = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
     assert (low, high) == pytest.approx(theirs)
     assert ours.wilson_interval(7, 30) == pytest.approx(proportion_confint(7, 30, method="wilson"))
-    # clustered: statsmodels' cluster-robust OLS of the mean on a constant (CR1 uses
-    # G/(G-1) * (n-1)/(n-k); ours uses G/(G-1), so compare with that correction off)
+    # clustered: CR2 (Bell-McCaffrey) from its matrices, on statsmodels' OLS of the mean on
+    # a constant: residuals e, hat matrix H = J / n, A_g = (I - H_gg)^(-1/2), and the
+    # degrees of freedom tr(G'G)^2 / tr((G'G)^2), G's columns (I - H)[:, g] A_g X_g (X'X)^-1
+    from scipy.linalg import fractional_matrix_power
+
     rng = random.Random(5)
     clusters = [f"t{rng.randrange(8)}" for _ in values]
-    groups = np.unique(clusters, return_inverse=True)[1]
-    fit = sm.OLS(np.array(values), np.ones(len(values))).fit(
-        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False})
-    g = len(set(clusters))
-    se = math.sqrt(fit.cov_params()[0][0] * g / (g - 1))
-    half = stats.t.ppf(0.975, g - 1) * se
+    n = len(values)
+    fit = sm.OLS(np.array(values), np.ones(n)).fit()
+    hat = np.full((n, n), 1 / n)
+    meat, columns = 0.0, []
+    for name in sorted(set(clusters)):
+        rows = [i for i, c in enumerate(clusters) if c == name]
+        adjust = fractional_matrix_power(np.eye(len(rows)) - hat[np.ix_(rows, rows)], -0.5)
+        meat += float(np.ones(len(rows)) @ adjust @ fit.resid[rows]) ** 2
+        columns.append((np.eye(n) - hat)[:, rows] @ adjust @ np.ones(len(rows)) / n)
+    se = math.sqrt(meat) / n
+    gram = np.array(columns) @ np.array(columns).T
+    df = np.trace(gram) ** 2 / np.trace(gram @ gram)
+    assert ours.cluster_degrees_of_freedom(clusters) == pytest.approx(df)
+    half = stats.t.ppf(0.975, df) * se
     assert ours.clustered_interval(values, clusters) == pytest.approx((np.mean(values) - half, np.mean(values) + half))
+    # G equal clusters: G - 1 degrees of freedom, as CR1's rule had it
+    assert ours.cluster_degrees_of_freedom([f"c{i % 5}" for i in range(20)]) == pytest.approx(4)
 
 
 def records_of(path: Path) -> list[EpisodeRecord]:
@@ -149,7 +163,8 @@ def test_compare_json_pairs_every_arm_and_corrects(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     comparisons = json.loads(result.stdout)
     fields = {"a", "b", "benchmark", "split", "metric", "test", "n", "mean_a", "mean_b", "diff",
-              "statistic", "p", "p_adjusted"}
+              "statistic", "p", "p_adjusted", "unpaired_a", "unpaired_b", "diff_se", "diff_low",
+              "diff_high"}
     assert all(fields <= set(c) for c in comparisons)
     assert len(comparisons) == 2 * 2 * 3  # 2 splits x 2 metrics x 3 pairs
     # score here is success's number but not a binary metric: the sign-flip test, exact
@@ -157,9 +172,16 @@ def test_compare_json_pairs_every_arm_and_corrects(cli, tmp_path):
     assert all(c["n"] == 570 and c["results_a"] == c["results_b"] == 570 for c in comparisons)
     from statsmodels.stats.multitest import multipletests
 
-    ps = [c["p"] for c in comparisons]
-    expected = multipletests(ps, method="holm")[1]
-    assert [c["p_adjusted"] for c in comparisons] == pytest.approx(list(expected))
+    for metric in ("success", "score"):  # each metric its own family
+        family = [c for c in comparisons if c["metric"] == metric]
+        expected = multipletests([c["p"] for c in family], method="holm")[1]
+        assert [c["p_adjusted"] for c in family] == pytest.approx(list(expected))
+    assert all(c["unpaired_a"] == c["unpaired_b"] == 0 for c in comparisons)
+    # the paired difference's SE and 95% interval: t on the 570 differences
+    for c in comparisons:
+        if c["diff_se"]:
+            half = stats.t.ppf(0.975, 569) * c["diff_se"]
+            assert (c["diff_low"], c["diff_high"]) == pytest.approx((c["diff"] - half, c["diff"] + half))
     pair = next(c for c in comparisons if c["split"] == "val" and c["metric"] == "success"
                 and "varian" in c["a"] + c["b"] and "random" not in c["a"] + c["b"])
     assert pair["diff"] in (pytest.approx(30 / 570), pytest.approx(-30 / 570))
