@@ -177,7 +177,8 @@ def compare_arms(a: InstanceSample, b: InstanceSample, binary: bool,
                              sum(p[3] for p in pairs), only_a, only_b, se, low, high, unit)
     # unpaired: in a fixed order, so that a Monte Carlo p never depends on the records' order
     keys_a, keys_b = sorted(a.values, key=repr), sorted(b.values, key=repr)
-    xs, ys = [a.values[k] for k in keys_a], [b.values[k] for k in keys_b]
+    size = _fewest_seeds(a, b)
+    xs, ys = [_first_seeds(a, k, size) for k in keys_a], [_first_seeds(b, k, size) for k in keys_b]
     unit = "instances"
     grouped_a, grouped_b = _family_means(keys_a, xs, families), _family_means(keys_b, ys, families)
     if grouped_a is not None and grouped_b is not None:
@@ -190,8 +191,35 @@ def compare_arms(a: InstanceSample, b: InstanceSample, binary: bool,
         else:
             result = permutation_test(xs, ys, alternative)
     se, low, high = _welch_interval(tested_a, tested_b)
+    results_a, results_b = (a.results, b.results) if size is None else \
+        (_first_seeds_results(a, size), _first_seeds_results(b, size))
     return ArmComparison(result, fmean(xs) if xs else math.nan, fmean(ys) if ys else math.nan,
-                         False, a.results, b.results, only_a, only_b, se, low, high, unit)
+                         False, results_a, results_b, only_a, only_b, se, low, high, unit)
+
+
+def _fewest_seeds(a: InstanceSample, b: InstanceSample) -> Optional[int]:
+    """The fewest seeds any instance of either arm ran, where instances differ in their
+    seed counts (an unpaired test then takes that many from each, so that every instance's
+    value is the same kind of mean); None where they all ran as many, or seeds are unknown."""
+    counts = {len(s) for sample in (a, b) for s in sample.seeds.values()}
+    if len(counts) <= 1 or len(a.seeds) < a.n or len(b.seeds) < b.n:
+        return None
+    return min(counts)
+
+
+def _chosen_seeds(sample: InstanceSample, instance: Hashable, size: int) -> list[Hashable]:
+    return sorted(sample.seeds[instance], key=repr)[:size]
+
+
+def _first_seeds(sample: InstanceSample, instance: Hashable, size: Optional[int]) -> float:
+    if size is None:
+        return sample.values[instance]
+    seeds = sample.seeds[instance]
+    return fmean(seeds[s][0] for s in _chosen_seeds(sample, instance, size))
+
+
+def _first_seeds_results(sample: InstanceSample, size: int) -> int:
+    return sum(sample.seeds[k][s][1] for k in sample.seeds for s in _chosen_seeds(sample, k, size))
 
 
 def balanced(a: InstanceSample, b: InstanceSample, instance: Hashable) -> tuple[float, float, int, int]:

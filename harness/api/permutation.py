@@ -45,8 +45,10 @@ infinite values are refused (ValueError): no p of them would mean anything.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -255,10 +257,8 @@ def two_sample_pvalue(a: Sequence[float], b: Sequence[float],
     observed = float(welch_statistic(np.array([pooled[:k].sum()]), np.array([squares[:k].sum()]),
                                      k, total, total_squares, n)[0])
     if math.comb(n, k) <= EXACT_LIMIT:
-        import itertools
-        count = math.comb(n, k)
-        chosen = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)),
-                             dtype=np.int64, count=count * k).reshape(count, k)
+        chosen = _all_splits(n, k)
+        count = chosen.shape[0]
         null = welch_statistic(pooled[chosen].sum(axis=1), squares[chosen].sum(axis=1), k, total,
                                total_squares, n)
         p_greater, p_less = _tails(null, observed, exact=True)
@@ -270,6 +270,14 @@ def two_sample_pvalue(a: Sequence[float], b: Sequence[float],
                                  RESAMPLING_SEED + 1)
         p = _pvalue(*_tails(null, observed, exact=False), alternative)
     return p, MONTE_CARLO
+
+
+@lru_cache(maxsize=4)
+def _all_splits(n: int, k: int) -> np.ndarray:
+    """Every choice of k of n units, one per row (C(n, k) x k)."""
+    count = math.comb(n, k)
+    return np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)),
+                       dtype=np.int64, count=count * k).reshape(count, k)
 
 
 def _tails(null: np.ndarray, observed: float, exact: bool) -> tuple[float, float]:
