@@ -135,11 +135,12 @@ NOTE = ("n: instances, the unit of every test (each arm's trials scored as its p
         "then its seeds averaged per instance, as many seeds on either side), with the "
         "results behind them where they differ; paired tests over the shared instances: "
         "McNemar's exact test where each instance has one binary outcome per arm, else the "
-        "sign-flip permutation test (exact, or its saddlepoint approximation beyond 40 "
-        "differences); unpaired where fewer than half of either arm's instances are shared: "
+        "sign-flip permutation test (exact to 40 differences, Monte Carlo to 200, its "
+        "saddlepoint approximation beyond); unpaired where fewer than half of either arm's instances are shared: "
         "Fisher's exact test, else the studentized two-sample permutation test (Welch's t "
         "permuted); unpaired: the instances only a / only b ran; diff's SE and 95% interval: "
-        "t on the paired differences, Welch's where unpaired; p adjusted within each metric")
+        "t on the paired differences, Welch's where unpaired, Agresti-Min's (paired) and "
+        "Agresti-Caffo's (unpaired) for binary outcomes; p adjusted within each metric")
 
 
 COLUMNS = ("benchmark", "split", "budget", "metric", "a", "b", "test", "n", "unpaired", "mean_a",
@@ -175,6 +176,8 @@ def comparison_rows(comparisons: list[Comparison]) -> tuple[list[str], list[list
             return "—" if math.isnan(c.diff_low) else f"[{fmt('', c.diff_low)}, {fmt('', c.diff_high)}]"
         if column == "test" and c.unit == "families":
             return f"{c.test} (over task families)"
+        if column == "statistic" and c.test == "fisher exact" and math.isinf(c.statistic):
+            return "inf"  # Fisher's odds ratio: one arm never failed (or never succeeded)
         if column != "n":
             return fmt(column, getattr(c, column))
         if c.paired and c.results_a != c.results_b:

@@ -172,7 +172,7 @@ def compare_arms(a: InstanceSample, b: InstanceSample, binary: bool,
             result = mcnemar_exact([x == 1.0 for x in xs], [y == 1.0 for y in ys], alternative)
         else:
             result = sign_flip_test(diffs, alternative)
-        se, low, high = _paired_interval(diffs)
+        se, low, high = _agresti_min(xs, ys) if result.test == "mcnemar exact" else _paired_interval(diffs)
         return ArmComparison(result, fmean(xs), fmean(ys), True, sum(p[2] for p in pairs),
                              sum(p[3] for p in pairs), only_a, only_b, se, low, high, unit)
     # unpaired: in a fixed order, so that a Monte Carlo p never depends on the records' order
@@ -190,7 +190,8 @@ def compare_arms(a: InstanceSample, b: InstanceSample, binary: bool,
             result = fisher_exact([x == 1.0 for x in xs], [y == 1.0 for y in ys], alternative)
         else:
             result = permutation_test(xs, ys, alternative)
-    se, low, high = _welch_interval(tested_a, tested_b)
+    se, low, high = _agresti_caffo(xs, ys) if result.test == "fisher exact" else \
+        _welch_interval(tested_a, tested_b)
     results_a, results_b = (a.results, b.results) if size is None else \
         (_first_seeds_results(a, size), _first_seeds_results(b, size))
     return ArmComparison(result, fmean(xs) if xs else math.nan, fmean(ys) if ys else math.nan,
@@ -263,6 +264,25 @@ def _paired_interval(diffs: Sequence[float]) -> tuple[float, float, float]:
     se = 0.0 if constant(diffs) else math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
     half = _t_quantile(n - 1) * se
     return se, mean - half, mean + half
+
+
+def _agresti_min(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """Paired proportions' difference: Agresti and Min's interval (half a pair added to each
+    cell of the 2 x 2 table), which never collapses to a point when every pair agrees."""
+    n = len(xs) + 2.0
+    a_only = (sum(1 for x, y in zip(xs, ys) if x > y) + 0.5) / n
+    b_only = (sum(1 for x, y in zip(xs, ys) if y > x) + 0.5) / n
+    centre = a_only - b_only
+    se = math.sqrt(max(0.0, a_only + b_only - centre * centre) / n)
+    return se, max(-1.0, centre - 1.959964 * se), min(1.0, centre + 1.959964 * se)
+
+
+def _agresti_caffo(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """Two independent proportions' difference: Agresti and Caffo's interval (one success
+    and one failure added to each arm)."""
+    pa, pb = (sum(xs) + 1) / (len(xs) + 2), (sum(ys) + 1) / (len(ys) + 2)
+    se = math.sqrt(pa * (1 - pa) / (len(xs) + 2) + pb * (1 - pb) / (len(ys) + 2))
+    return se, max(-1.0, pa - pb - 1.959964 * se), min(1.0, pa - pb + 1.959964 * se)
 
 
 def _welch_interval(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:

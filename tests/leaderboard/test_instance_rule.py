@@ -146,8 +146,11 @@ def test_no_test_returns_p_zero():
     assert ours.sign_flip_test([1.0, 1.0], "greater").p == 0.25
     assert ours.sign_flip_test([3.0] * 30).p == pytest.approx(2 / 2 ** 30)
     assert ours.sign_flip_test(list(np.linspace(1, 2, 40) ** 1.5)).p == pytest.approx(2 / 2 ** 40)
+    # Monte Carlo (41 to 200 differences): never below its refined floor
+    assert ours.sign_flip_test(list(np.linspace(1, 2, 60) ** 1.5)).p == \
+        pytest.approx(2 / (permutation.REFINED_RESAMPLES + 1))
     # the saddlepoint's p never below the one sign vector's share, nor 0
-    assert ours.sign_flip_test(list(np.linspace(1, 2, 60) ** 1.5)).p == pytest.approx(2 / 2 ** 60)
+    assert ours.sign_flip_test(list(np.linspace(1, 2, 250) ** 1.5)).p == pytest.approx(2 / 2 ** 250)
     assert ours.sign_flip_test([1.5] * 3000).p > 0
     assert ours.mcnemar_exact([True, True], [False, False]).p == 0.5
     assert ours.permutation_test([1.0, 1.0], [0.0, 0.0]).p == pytest.approx(2 / 6)

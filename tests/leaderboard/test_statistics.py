@@ -177,9 +177,12 @@ def test_compare_json_pairs_every_arm_and_corrects(cli, tmp_path):
         expected = multipletests([c["p"] for c in family], method="holm")[1]
         assert [c["p_adjusted"] for c in family] == pytest.approx(list(expected))
     assert all(c["unpaired_a"] == c["unpaired_b"] == 0 for c in comparisons)
-    # the paired difference's SE and 95% interval: t on the 570 differences
+    # the paired difference's SE and 95% interval: t on the 570 differences (score); for
+    # success (McNemar's), Agresti-Min's, which holds the difference
     for c in comparisons:
-        if c["diff_se"]:
+        if c["test"] == "mcnemar exact":
+            assert c["diff_low"] < c["diff"] < c["diff_high"] or c["diff"] == 0
+        elif c["diff_se"]:
             half = stats.t.ppf(0.975, 569) * c["diff_se"]
             assert (c["diff_low"], c["diff_high"]) == pytest.approx((c["diff"] - half, c["diff"] + half))
     pair = next(c for c in comparisons if c["split"] == "val" and c["metric"] == "success"

@@ -81,6 +81,8 @@ def test_one_shared_instance_gives_the_unpaired_test_and_says_so(cli, tmp_path):
     [c] = json.loads(cli("compare", str(out), "--metric", "success", "--format", "json").stdout)
     assert not c["paired"] and c["test"] == "fisher exact" and c["p"] < 1e-6
     assert (c["unpaired_a"], c["unpaired_b"]) == (39, 39)
+    # the difference's interval does not collapse to a point (Agresti-Caffo)
+    assert c["diff"] == 1.0 and 0.85 < c["diff_low"] < 0.95 and c["diff_high"] == 1.0 and c["diff_se"] > 0
     table = cli("compare", str(out), "--metric", "success").stdout
     assert " 39/39 " in table and "fewer than half of either arm's instances are shared" in table
     # most instances shared: paired over those, the rest counted
@@ -115,9 +117,11 @@ def test_p_values_reach_below_what_a_family_of_250_needs():
     d = np.random.default_rng(60).uniform(5, 6, 40)
     result = ours.sign_flip_test(list(d))
     assert result.test == "sign flip exact" and result.p <= 1e-9  # 2 / 2^40
-    # beyond exact enumeration: the saddlepoint, far below 0.05 / 250
-    strong = np.random.default_rng(61).normal(1.0, 1.0, 300)
-    assert ours.sign_flip_test(list(strong)).p < 1e-6
+    # beyond exact enumeration: Monte Carlo drawn again finer, then the saddlepoint
+    middling = ours.sign_flip_test(list(np.random.default_rng(61).normal(1.0, 1.0, 100)))
+    assert middling.test == "sign flip monte carlo" and middling.p < 0.05 / 250
+    strong = ours.sign_flip_test(list(np.random.default_rng(61).normal(1.0, 1.0, 300)))
+    assert strong.test == "sign flip saddlepoint" and strong.p < 1e-6
     assert ours.adjust([ours.sign_flip_test(list(d)).p] + [0.5] * 249, "holm")[0] < 0.05
     # the unpaired Monte Carlo draws again, finer, where its first p is small
     far = ours.permutation_test(list(np.random.default_rng(62).normal(0, 1, 30)),

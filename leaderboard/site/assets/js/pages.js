@@ -88,8 +88,10 @@ LB.pages.leaderboard = function (view) {
 LB.pages.comparisons = function (view, route) {
   var c = LB.data.comparisons, params = route.params;
   var card = LB.section("Paired comparisons");
-  card.appendChild(LB.note("Every pair of arms on each benchmark split and budget, paired over the instances both ran. " +
-    "p_adjusted: " + c.correction + " over all " + c.rows.length + " tests of this page (metrics: " +
+  card.appendChild(LB.note("Every pair of arms on each benchmark split and budget, paired over the instances both ran " +
+    "(unpaired where fewer than half of either arm's instances are shared; unpaired: the instances only a / only b ran). " +
+    "diff: mean_a - mean_b, with its standard error (diff_se) and 95% interval (diff_95). " +
+    "p_adjusted: " + c.correction + " over the tests of each metric (metrics: " +
     c.metrics.join(", ") + "), as `lifebench compare DIR " + c.metrics.map(function (m) { return "--metric " + m; }).join(" ") +
     " --correction " + c.correction + "`. Highlighted: p_adjusted < 0.05."));
   (c.notes || []).forEach(function (n) { card.appendChild(LB.note(n)); });
