@@ -23,8 +23,8 @@ How the sign flip's null distribution is computed, the cheapest exact way first:
    lattice. Its relative error is small far into the tail, where multiplicity control
    needs it (within 2% of the exact p at 40 differences of smooth shapes, 2.6e-2 to
    2.6e-5), except where the magnitudes are nearly equal: the sum is then nearly a lattice
-   the correction does not know, and at 40 differences the error reached 25% at p = 1e-4;
-   by 60 it is within 2% at p > 0.01, by 400 within 3.3% at 6.6e-4 (tests/perf/
+   the correction does not know, and at 40 differences the error reached 20% at p = 0.004
+   and 44% at 5e-10; by 60 it is within 4%, by 200 within 1% (tests/perf/
    sim_statistics.py), hence Monte Carlo up to 200.
 
 How the two-sample null is computed (and the sign flip's Monte Carlo):
