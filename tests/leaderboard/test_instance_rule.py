@@ -129,10 +129,13 @@ def test_sign_flip_equals_scipys_exact_permutation_test():
 def test_two_sample_permutation_equals_scipy():
     rng = np.random.default_rng(8)
     a, b = rng.normal(0, 1, 7), rng.normal(0.8, 1, 8)
+    def welch(x, y, axis):  # the studentized statistic
+        return stats.ttest_ind(x, y, axis=axis, equal_var=False).statistic
+
+    b = b * 3  # unequal spreads: the studentized order differs from the means'
     for alternative in permutation.ALTERNATIVES:
-        theirs = stats.permutation_test(
-            (a, b), lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-            permutation_type="independent", n_resamples=np.inf, alternative=alternative)
+        theirs = stats.permutation_test((a, b), welch, permutation_type="independent",
+                                        n_resamples=np.inf, alternative=alternative)
         assert permutation.two_sample_pvalue(a, b, alternative) == \
             (pytest.approx(theirs.pvalue), "exact")
     a, b = rng.normal(0, 1, 40), rng.normal(0.5, 1, 45)  # Monte Carlo near Welch's
