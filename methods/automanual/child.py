@@ -26,11 +26,14 @@ Protocol: one JSON object per line. Parent -> child: {"type": "init", "actions":
 "variables": {...}}, {"type": "define", "source": ...}, {"type": "run", "code": ...},
 {"type": "exit"}; while code runs, each action is sent as {"type": "action", "name",
 "args", "call"} and answered with {"type": "result", "observation", "state"}, {"type":
-"refused", "error"} (a malformed call: raised in the code as ActionError) or {"type":
-"stop", "reason"} (the task is over or the step cap is reached: the child sends the
-plan's end and exits, whatever the plan would run next). Child -> parent after each
-message: {"type": "ready"}, {"type": "defined", "errors"}, {"type": "finished", "error",
-"printed", "stopped"}. Every string the child sends is valid text (`valid_text`).
+"refused", "error"} (a malformed call: raised in the code as ActionError) or the fixed
+line `STOP_LINE` (the task is over or the step cap is reached: the child sends the plan's
+end and exits, whatever the plan would run next; it is recognised by its bytes and ended
+in a `finally` with calls that need no stack, so a plan recursing to the limit cannot
+catch it). Child -> parent after each message: {"type": "ready"}, {"type": "defined",
+"errors"}, {"type": "finished", "error", "printed"}. Every string the child sends is valid
+text (`valid_text`). Whether and why a run was stopped is the parent's to know: it reads
+no such field from the child.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ from typing import Any, Callable, Optional
 MAX_CODE_CHARS = 30_000
 MAX_PRINTED = 4_000
 MAX_ERROR_CHARS = 2_000
+STOP_LINE = b'{"type": "stop"}\n'  # the parent's stop, byte for byte
+# The end a stopped plan sends when the full one (with its prints) cannot be made (the
+# plan used up the stack): written as it is, no encoding needed.
+STOPPED_END = b'{"type": "finished", "error": null, "printed": ""}\n'
 
 # Built-ins an escape would start from, refused by name wherever they appear (with every
 # dunder name). Other built-ins are simply absent from the namespace: a plan may use their
@@ -289,18 +296,16 @@ def valid_text(value: Any) -> Any:
 
 class _Channel:
     def __init__(self, reader: Any, writer: Any) -> None:
+        import os
+
         self.reader = reader
         self.writer = writer
+        # bound now: the stop's `finally` calls them without a lookup that could fail
+        self.raw_write, self.exit, self.fd = os.write, os._exit, writer.fileno()
 
     def send(self, message: dict[str, Any]) -> None:
         self.writer.write((json.dumps(valid_text(message)) + "\n").encode("utf-8"))
         self.writer.flush()
-
-    def receive(self) -> dict[str, Any]:
-        line = self.reader.readline()
-        if not line:
-            raise SystemExit(0)  # the parent is gone
-        return json.loads(line.decode("utf-8"))
 
 
 class _Agent:
@@ -308,7 +313,7 @@ class _Agent:
     While functions are being defined again (a fresh process, `define`) it does not act:
     a default argument or a decorator that calls it fails that definition only."""
 
-    def __init__(self, channel: _Channel, actions: list[str], on_stop: Callable[[str], None]) -> None:
+    def __init__(self, channel: _Channel, actions: list[str], on_stop: Callable[[], None]) -> None:
         self.location: Optional[str] = None
         self.holding: Optional[str] = None
         self._channel = channel
@@ -323,11 +328,19 @@ class _Agent:
                 raise ActionError("the agent cannot act while functions are being defined "
                                   "(a default argument or a decorator that acts)")
             shown = ", ".join(repr(a) for a in args)
-            self._channel.send({"type": "action", "name": name, "args": [str(a) for a in args],
-                                "call": f"agent.{name}({shown})"})
-            reply = self._channel.receive()
-            if reply.get("type") == "stop":
-                self._on_stop(str(reply.get("reason") or "stopped"))  # does not return
+            channel = self._channel
+            channel.send({"type": "action", "name": name, "args": [str(a) for a in args],
+                          "call": f"agent.{name}({shown})"})
+            line = channel.reader.readline()
+            if line == STOP_LINE:
+                try:
+                    self._on_stop()  # sends the end with the prints, then exits
+                finally:  # it could not (the stack is used up): the fixed end, then exit
+                    channel.raw_write(channel.fd, STOPPED_END)
+                    channel.exit(0)
+            if not line:
+                raise SystemExit(0)  # the parent is gone
+            reply = json.loads(line.decode("utf-8"))
             if reply.get("type") == "refused":
                 raise ActionError(str(reply.get("error")))
             state = reply.get("state") or {}
@@ -364,21 +377,18 @@ class _Child:
             self.printed.append(text[: MAX_PRINTED - self.printed_chars])
         self.printed_chars += len(text)
 
-    def _finished(self, error: Optional[str], stopped: Optional[str] = None) -> None:
+    def _finished(self, error: Optional[str]) -> None:
         printed = "".join(self.printed)
         if self.printed_chars > MAX_PRINTED:
             printed += f"... ({self.printed_chars - MAX_PRINTED} more characters)"
-        self.channel.send({"type": "finished", "error": error, "printed": printed,
-                           "stopped": stopped})
+        self.channel.send({"type": "finished", "error": error, "printed": printed})
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self) -> None:
         """The parent stopped the plan (the task is over, or the step cap is reached): its
         end is sent and the process ends, whatever the plan would have run next (a
         `finally` of its own, say); the parent starts a fresh process if it needs one."""
-        import os
-
-        self._finished(None, reason)
-        os._exit(0)
+        self._finished(None)
+        self.channel.exit(0)
 
     def init(self, message: dict[str, Any]) -> None:
         actions = [str(a) for a in message.get("actions", [])]
@@ -439,7 +449,12 @@ class _Child:
 
     def serve(self) -> None:
         while True:
-            message = self.channel.receive()
+            line = self.channel.reader.readline()
+            if not line:
+                return  # the parent is gone
+            if line == STOP_LINE:
+                continue  # a stop that arrived after the code had ended
+            message = json.loads(line.decode("utf-8"))
             kind = message.get("type")
             if kind == "init":
                 self.init(message)
@@ -449,11 +464,11 @@ class _Child:
                 self.run(str(message.get("code", "")))
             elif kind == "exit":
                 return
-            elif kind in ("result", "refused", "stop"):
+            elif kind in ("result", "refused"):
                 continue  # an answer that arrived after the code had ended
             else:
                 self.channel.send({"type": "finished", "error": f"unknown message {kind!r}",
-                                   "printed": "", "stopped": None})
+                                   "printed": ""})
 
 
 class _Sink:

@@ -8,7 +8,10 @@
 - a filesystem view that holds only the interpreter's installation and the system's
   libraries, read-only, and an empty private working directory (`/work`): a tmpfs root
   built in the child's own mount namespace, then `chroot`;
-- an unprivileged uid and gid (nobody) when started as root.
+- an unprivileged uid and gid (nobody) when started as root;
+- a parent-death signal (SIGKILL), set last (a change of uid or of user namespace clears
+  it), with a check that the parent did not die before: a worker killed with SIGKILL, as
+  the runner kills a hung one, takes its sandboxes with it.
 
 The child then confines itself further (`pid_init.py`, `harden.py`: not dumpable, no new
 privileges, a seccomp filter) and the kernel's rlimits hold as before (`child.py`).
@@ -36,6 +39,7 @@ _CLONE_NEWPID = 0x20000000  # for the children of the process started: pid_init.
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 _NOBODY = 65534
+_PR_SET_PDEATHSIG = 1
 # What the interpreter needs to start: its own installation, and the system's libraries.
 _SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64")
 
@@ -65,6 +69,7 @@ def preexec(root: str) -> Callable[[], None]:
     `root` (an empty folder), chroot, an unprivileged uid. The process then started must
     fork to be in the new PID namespace (`pid_init.enter_pid_namespace`)."""
     binds = _binds()
+    parent = os.getpid()
 
     def confine() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -94,6 +99,8 @@ def preexec(root: str) -> Callable[[], None]:
             os.setgroups([])
             os.setgid(_NOBODY)
             os.setuid(_NOBODY)
+        if libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(1)  # no parent-death signal, or the parent is already gone
     return confine
 
 

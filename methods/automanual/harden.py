@@ -3,8 +3,10 @@ prepended to the sandbox child's, `python -I -S -c`): no core dumps and no ptrac
 (`PR_SET_DUMPABLE` 0), no new privileges, and on x86-64 Linux a seccomp filter that fails
 the system calls a plan never needs and an escape would (sockets, exec, fork and clone,
 ptrace and other processes' memory, descriptors and signals by pidfd, io_uring, mounts old
-and new, namespaces, keys, bpf, SysV and POSIX IPC, and any x32 call) with EPERM.
-`harden()` returns what is in force."""
+and new, namespaces, keys, bpf, SysV and POSIX IPC, any x32 call, and every way two
+sandboxes could signal each other through a file they both see: `flock`, `fcntl`'s lock,
+lease and notify commands, inotify and fanotify) with EPERM. `harden()` returns what is in
+force."""
 
 import ctypes
 import platform
@@ -37,7 +39,14 @@ _DENIED_X86_64 = (
     68, 69, 70, 71,                     # msgget, msgsnd, msgrcv, msgctl
     240, 241, 242, 243, 244, 245,       # mq_open, mq_unlink, mq_timedsend, mq_timedreceive,
                                         # mq_notify, mq_getsetattr
+    467,                                # open_tree_attr
+    73, 253, 294, 300,                  # flock, inotify_init, inotify_init1, fanotify_init
 )
+_FCNTL = 72
+# fcntl's commands that lock, lease or watch a file (its second argument's low 32 bits,
+# which are all the kernel reads): F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
+# F_OFD_SETLKW, F_SETLEASE, F_NOTIFY
+_FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1026)
 
 
 def _seccomp_program(denied):
@@ -51,6 +60,12 @@ def _seccomp_program(denied):
             (0x06, 0, 0, _RET_EPERM)]
     for number in denied:
         code += [(0x15, 0, 1, number), (0x06, 0, 0, _RET_EPERM)]
+    # fcntl: its command (args[1], at offset 24 of seccomp_data) decides
+    commands = [(0x20, 0, 0, 24)]
+    for command in _FCNTL_DENIED:
+        commands += [(0x15, 0, 1, command), (0x06, 0, 0, _RET_EPERM)]
+    commands.append((0x06, 0, 0, _RET_ALLOW))
+    code += [(0x15, 0, len(commands), _FCNTL)] + commands
     code.append((0x06, 0, 0, _RET_ALLOW))
     return b"".join(struct.pack("HBBI", *op) for op in code), len(code)
 

@@ -12,7 +12,9 @@ the process the parent started (the outer process) stays outside. So
   process (its parent-death signal);
 - the plan's process (PID 2) sees no process but the init and itself, and is not dumpable
   from its start: it is forked from a process that was made not dumpable before the first
-  fork, and never runs exec.
+  fork, and never runs exec; it dies with the init (its parent-death signal), as the init
+  dies with the outer process, and the outer process with the harness's worker
+  (`confine.preexec`): SIGKILL the worker and no sandbox process is left.
 Only the plan's process keeps the pipes (stdin and stdout): the parent sees the end of the
 stream as soon as it ends.
 """
@@ -88,3 +90,5 @@ def enter_pid_namespace(prctl):
         os.close(alive)
         _supervise(plan, lambda number, frame: os.kill(plan, number))
     os.close(alive)
+    if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != 1:
+        os._exit(1)  # no parent-death signal, or the init died before it was set

@@ -13,9 +13,13 @@ breaks its pipe before it is ready) is the machine's: `SandboxUnavailable`, one 
 the runner retries the episode. Whatever happens once plan code has run is the plan's: a
 child that dies, is killed, or breaks the protocol (a message that is not valid text or
 not JSON, an action while its functions are being defined, an action after it was told to
-stop, one over MAX_MESSAGE_BYTES) ends that run as killed, with the reason in
-`RunEnded.misbehaved`; the next run gets a fresh child. Nothing the child sends or fails to
-read raises out of here.
+stop, one over MAX_MESSAGE_BYTES, a child that stops reading) ends that run as killed,
+with the reason in `RunEnded.misbehaved`; the next run gets a fresh child. Nothing the
+child sends or fails to read raises out of here, and nothing waits on it without a
+deadline: every read within `timeout_s`, every write within WRITE_S (the pipe is
+non-blocking), `close()` at once. No field the parent decides (whether a run was stopped,
+and why) is read from the child, and every field it sends is cut to its bound before it
+reaches a prompt, a record or a log.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from lifebench.api.processes import die_with_parent
 from lifebench.api.untrusted import encodable_value, parse_json
 
 from lifebench.methods.automanual import confine
 from lifebench.methods.automanual.bounds import MAX_FEEDBACK_CHARS, cut
-from lifebench.methods.automanual.child import allowed_attributes, check_code
+from lifebench.methods.automanual.child import STOP_LINE, allowed_attributes, check_code
 
 CHILD_SOURCE = Path(__file__).with_name("child.py")
 HARDEN_SOURCE = Path(__file__).with_name("harden.py")
@@ -44,6 +49,7 @@ PID_INIT_SOURCE = Path(__file__).with_name("pid_init.py")
 # a longer one is a misbehaving child, stopped.
 MAX_MESSAGE_BYTES = 1 << 20
 START_S = 10.0  # the longest a child may take to be ready, or to define its functions
+WRITE_S = 5.0  # the longest one message to the child may take to be written
 _KEPT = "variables set by earlier code are lost (its functions are defined again)"
 
 
@@ -136,15 +142,19 @@ def _action_request(message: dict[str, Any]) -> Optional[ActionRequest]:
     if not (isinstance(name, str) and isinstance(call, str) and isinstance(args, list)
             and all(isinstance(a, str) for a in args)):
         return None
-    return ActionRequest(name, tuple(args), call)
+    # the call and the command made of the arguments are cut where they are shown (trial.py:
+    # MAX_ACTION_CHARS); the name, never shown whole, here
+    return ActionRequest(_one_line(name, 200), tuple(args), call)
 
 
 def _run_end(message: dict[str, Any]) -> Optional[RunEnded]:
-    error, printed, stopped = message.get("error"), message.get("printed") or "", message.get("stopped")
-    if not (isinstance(printed, str) and all(v is None or isinstance(v, str) for v in (error, stopped))):
+    """The child's end of a run: its error and prints, cut; a `stopped` it sends is not
+    read (only the parent knows whether it stopped the run)."""
+    error, printed = message.get("error"), message.get("printed") or ""
+    if not (isinstance(printed, str) and (error is None or isinstance(error, str))):
         return None
     return RunEnded(error=cut(error, MAX_FEEDBACK_CHARS) if error else None,
-                    printed=cut(printed, MAX_FEEDBACK_CHARS), stopped=stopped)
+                    printed=cut(printed, MAX_FEEDBACK_CHARS))
 
 
 @dataclass
@@ -157,6 +167,9 @@ class CodeProcess:
     variables: dict[str, str]
     helpers: list[str]
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    # the child's program (`python -I -S -c PROGRAM LIMITS`), started confined as this one
+    # is: child.py's by default; the hostile-input tests give one that misbehaves at will
+    program: Optional[str] = None
 
     def __post_init__(self) -> None:
         self.proc: Optional[subprocess.Popen] = None
@@ -166,6 +179,7 @@ class CodeProcess:
         self.helper_errors: list[str] = []
         self.restarts = 0
         self._finalizer: Optional[weakref.finalize] = None
+        self._unread: Optional[str] = None  # why the last write could not be made in time
         self.allowed = allowed_attributes(frozenset(self.actions))
 
     # -- the process
@@ -174,20 +188,25 @@ class CodeProcess:
         confined = confine.probe().available
         limits = json.dumps({"memory_mb": self.limits.memory_mb, "cpu_s": self.limits.cpu_s,
                              "pid_namespace": confined})
-        start = confine.popen if confined else subprocess.Popen
         # confined, the interpreter is reached by its real path (its installation is the
-        # only folder in the child's view)
+        # only folder in the child's view), and the confinement sets its parent-death signal
         python = os.path.realpath(sys.executable) if confined else sys.executable
+        parent = os.getpid()
+        extra = {} if confined else {"preexec_fn": lambda: die_with_parent(parent=parent)}
+        start = confine.popen if confined else subprocess.Popen
         try:
             self.proc = start(
-                [python, "-I", "-S", "-c", child_source(), limits],
+                [python, "-I", "-S", "-c", self.program or child_source(), limits],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True)
+                env={"PYTHONIOENCODING": "utf-8"}, cwd="/", close_fds=True, **extra)
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxUnavailable(f"the sandbox process could not start: "
                                      f"{_one_line(exc)}") from None
         self._finalizer = weakref.finalize(self, _kill, self.proc, confined)
+        assert self.proc.stdin is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)  # every write has a deadline
         self._buffer = bytearray()
+        self._unread = None
         why = None
         if not self._send({"type": "init", "actions": list(self.actions),
                            "variables": self.variables}):
@@ -212,7 +231,8 @@ class CodeProcess:
         arguments), so what goes wrong is the plan's: the run's end."""
         if not self.helpers:
             return None
-        self._send({"type": "define", "source": "\n\n".join(self.helpers)})
+        if not self._send({"type": "define", "source": "\n\n".join(self.helpers)}) and self._unread:
+            return self._killed("it broke the sandbox's protocol", self._unread)
         try:
             message = self._receive(max(self.limits.timeout_s, START_S))
         except _Silent:
@@ -245,9 +265,11 @@ class CodeProcess:
         return pids
 
     def close(self) -> None:
+        """End the child at once: an exit asked for when it is idle (never waited for), then
+        the kill."""
         if self.proc is not None:
             if self.proc.poll() is None and not self.running:
-                self._send({"type": "exit"})
+                self._send({"type": "exit"}, deadline_s=0.0)
             if self._finalizer is not None:
                 self._finalizer()
             self.proc = None
@@ -264,13 +286,27 @@ class CodeProcess:
                         misbehaved=misbehaved)
 
     # -- messages
-    def _send(self, message: dict[str, Any]) -> bool:
-        """False when the child cannot be written to (it died): its end is read next."""
-        if self.proc is None or self.proc.stdin is None:
+    def _send(self, message: Union[dict[str, Any], bytes], deadline_s: float = WRITE_S) -> bool:
+        """Write one message within `deadline_s`; False when the child cannot be written to:
+        it died (its end is read next), or it stopped reading (`_unread` says so, and the
+        next read ends the run)."""
+        if self.proc is None or self.proc.stdin is None or self._unread:
             return False
+        data = message if isinstance(message, bytes) else (json.dumps(message) + "\n").encode("utf-8")
+        fd, view = self.proc.stdin.fileno(), memoryview(data)
+        deadline = time.monotonic() + deadline_s
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
+            while view:
+                try:
+                    view = view[os.write(fd, view):]
+                    continue
+                except BlockingIOError:
+                    pass
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+                    self._unread = (f"it did not read its input: a message of {len(data)} bytes "
+                                    f"was not taken within {deadline_s:g} s")
+                    return False
         except (OSError, ValueError):  # a broken pipe, or a pipe already closed
             return False
         return True
@@ -331,6 +367,8 @@ class CodeProcess:
     def next_event(self) -> Event:
         """The running plan's next action request, or its end."""
         assert self.running and not self.waiting
+        if self._unread:
+            return self._killed("it broke the sandbox's protocol", self._unread)
         try:
             message = self._receive(self.limits.timeout_s)
         except _Silent:
@@ -374,7 +412,7 @@ class CodeProcess:
         if not self.running:
             return RunEnded(stopped=reason)
         self.waiting = False
-        self._send({"type": "stop", "reason": reason})
+        self._send(STOP_LINE)
         event = self.next_event()
         if isinstance(event, ActionRequest):  # only code past the checks can act again
             event = self._killed("it did not stop when told", "an action after the stop")

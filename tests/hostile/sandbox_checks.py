@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -84,6 +85,21 @@ seen["pidfd_getfd"] = call(438, 3, 1, 0)
 params = ctypes.create_string_buffer(120)
 seen["io_uring_setup"] = call(425, 8, ctypes.addressof(params))
 seen["x32 getpid"] = call(0x40000000 | 39)
+# what two sandboxes could signal each other by through a file both see (issue 61)
+import sys
+view = os.open(os.path.realpath(sys.executable), os.O_RDONLY)
+folder = os.open(os.path.dirname(os.path.realpath(sys.executable)), os.O_RDONLY)
+lock = ctypes.create_string_buffer(32)  # struct flock: F_RDLCK over the whole file
+seen["flock"] = call(73, view, 1)
+seen["F_SETLK"] = call(72, view, 6, ctypes.addressof(lock))
+seen["F_OFD_SETLK"] = call(72, view, 37, ctypes.addressof(lock))
+seen["F_SETLEASE"] = call(72, view, 1024, 0)
+seen["F_SETLEASE, high bits set"] = call(72, view, (1 << 32) | 1024, 0)
+seen["F_NOTIFY"] = call(72, folder, 1026, 1)
+seen["inotify_init1"] = call(294, 0)
+seen["fanotify_init"] = call(300, 0, 0)
+seen["open_tree_attr"] = call(467, -100, 0, 0, 0, 0)
+seen["F_GETFL"] = call(72, view, 3)  # an fcntl the interpreter needs: still allowed
 print(json.dumps(seen))
 """
 
@@ -214,6 +230,140 @@ def _escapes() -> dict[str, Any]:
             listener.close()
 
 
+# -- round 3 (issue 61): the stop, the worker's death, a child that stops reading, a forged end
+
+RECURSING = """
+def probe(depth):
+    try:
+        return probe(depth + 1)
+    except RuntimeError:
+        return depth
+top = probe(0)
+def dive(depth):
+    if depth < top - MARGIN:
+        return dive(depth + 1)
+    try:
+        agent.act('look')
+    except Exception:
+        pass
+    if SPIN:
+        spun = 0
+        while True:  # caught the stop: computes on, without acting
+            spun += 1
+dive(0)
+"""
+
+
+def _stop_at_every_depth(margins: range = range(0, 24)) -> dict[str, Any]:
+    """A plan that acts at `MARGIN` frames below the recursion limit, for every margin at
+    which it can act at all (found first, with plans that end), and catches whatever the
+    stop raises: the longest time from the stop to the run's end, and whether every child
+    had exited by then."""
+    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=10))
+    slowest, exited, ends, actable = 0.0, True, set(), []
+    try:
+        for margin in margins:
+            assert process.run(RECURSING.replace("MARGIN", str(margin)).replace("SPIN", "False")) is None
+            if isinstance(process.next_event(), ActionRequest):
+                actable.append(margin)
+                process.answer("ok")
+                process.next_event()
+        for margin in actable:
+            assert process.run(RECURSING.replace("MARGIN", str(margin)).replace("SPIN", "True")) is None
+            if not isinstance(process.next_event(), ActionRequest):
+                ends.add("no action")
+                continue
+            child = process.proc
+            started = time.monotonic()
+            ended = process.stop("the task is over")
+            slowest = max(slowest, time.monotonic() - started)
+            ends.add("stopped" if ended.stopped == "the task is over" and not ended.killed else "other")
+            try:
+                child.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                exited = False
+    finally:
+        process.close()
+    return {"slowest_s": slowest, "exited": exited, "ends": sorted(ends), "depths": len(actable),
+            "deepest_margin": min(actable, default=None)}
+
+
+WORKER = """
+import json, sys, time
+from lifebench.methods.automanual.api import GENERIC
+from lifebench.methods.automanual.sandbox import CodeProcess, SandboxLimits
+process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=60))
+process.run(sys.argv[1])
+time.sleep(0.5)  # the plan under way
+print(json.dumps(process.pids()), flush=True)
+time.sleep(3600)
+"""
+
+
+def _worker_killed() -> dict[str, Any]:
+    """A worker with a busy plan and one waiting for an observation, SIGKILLed as the
+    runner kills a hung worker: its sandbox's processes left after 2 s."""
+    out = {}
+    for name, plan in (("busy", "spun = 0\nwhile True:\n    spun += 1"),
+                       ("waiting", "agent.act('look')")):
+        worker = subprocess.Popen([sys.executable, "-c", WORKER, plan], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, cwd="/")
+        try:
+            pids = json.loads(worker.stdout.readline())
+        finally:
+            worker.kill()
+            worker.wait()
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.05)
+        out[name] = {"pids": len(pids), "left": [p for p in pids if _alive(p)]}
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """A process that is neither gone nor a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+# An escaped child: it shrinks its input pipe, forges the end of a run (a `stopped` of a
+# million characters, prints of ten thousand), then sleeps without reading.
+HOSTILE_CHILD = """
+import fcntl, json, os, sys, time
+def send(message):
+    os.write(1, (json.dumps(message) + "\\n").encode())
+sys.stdin.buffer.readline()
+send({"type": "ready"})
+fcntl.fcntl(0, 1031, 4096)
+sys.stdin.buffer.readline()
+send({"type": "finished", "error": None, "printed": "p" * 10000, "stopped": "s" * 1000000})
+time.sleep(3600)
+"""
+
+
+def _child_that_stops_reading(timeout_s: float = 2.0) -> dict[str, Any]:
+    """The hostile child's forged end, and how long the next run (a plan of 20,000
+    characters, more than its pipe holds) takes to end."""
+    process = CodeProcess(GENERIC.action_names, {}, [], SandboxLimits(timeout_s=timeout_s),
+                          program=HOSTILE_CHILD)
+    try:
+        assert process.run("agent.act('look')") is None
+        forged = process.next_event()
+        started = time.monotonic()
+        refused = process.run("x = 1\n" + "# " + "c" * 20_000)
+        ended = refused or process.next_event()
+        seconds = time.monotonic() - started
+        pids = process.pids()
+    finally:
+        process.close()
+    return {"forged": {"stopped": forged.stopped, "printed": len(forged.printed),
+                       "killed": forged.killed},
+            "next_run": {"seconds": seconds, "killed": ended.killed, "misbehaved": ended.misbehaved,
+                         "left": pids}, "timeout_s": timeout_s}
+
+
 def observe() -> dict[str, Any]:
     """Every check's observations (JSON-able); {"unavailable": why} without confinement."""
     confinement = confine.probe()
@@ -221,16 +371,19 @@ def observe() -> dict[str, Any]:
         return {"unavailable": confinement.description}
     return {"uid": os.getuid(), "confinement": confinement.description,
             "escapes": _escapes(), "two_sandboxes": _one_sandbox_against_another(),
-            "ipc": _ipc_after_the_sandbox(), "lifecycle": _lifecycle()}
+            "ipc": _ipc_after_the_sandbox(), "lifecycle": _lifecycle(),
+            "stop": _stop_at_every_depth(), "worker_killed": _worker_killed(),
+            "stops_reading": _child_that_stops_reading()}
 
 
 # -- an unprivileged user, from a root test process
 
 def _reachable_preexec() -> None:
     """Between fork and exec, as root: a private mount namespace in which the interpreter's
-    installation can be reached by any user (it may live under root's own 0700 home: a
-    tmpfs of mode 755 goes over the folder that blocks the way, with the installation bound
-    back in), then uid and gid nobody, no groups, no capability."""
+    installation, the virtual environment and this checkout can be reached by any user
+    (they may live under a 0700 folder: root's home, or a `mktemp -d` clone): a tmpfs of
+    mode 755 goes over each folder that blocks the way, with what it held that is needed
+    bound back in; then uid and gid nobody, no groups, no capability."""
     libc = ctypes.CDLL(None, use_errno=True)
 
     def mount(source: Optional[str], target: str, fstype: Optional[str], flags: int,
@@ -243,16 +396,24 @@ def _reachable_preexec() -> None:
     if libc.unshare(0x00020000) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
     mount(None, "/", None, recursive | private)
-    prefix = os.path.realpath(sys.base_prefix)
-    blocked = [p for p in Path(prefix).parents if p != Path("/") and not os.stat(p).st_mode & 0o001]
-    if blocked:
-        staging = tempfile.mkdtemp()
-        mount(prefix, staging, None, bind | recursive)
-        mount("tmpfs", str(blocked[-1]), "tmpfs", 0, "mode=755")
-        os.makedirs(prefix)
-        mount(staging, prefix, None, bind | recursive)
-        libc.umount2(staging.encode(), 2)  # MNT_DETACH: the staging folder is empty again
-        os.rmdir(staging)
+    needed = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, Path(__file__).parents[2])}
+    blocked: dict[Path, set[str]] = {}  # the outermost folder in each one's way: what it holds
+    for path in needed:
+        ancestors = [p for p in Path(path).parents if p != Path("/") and not os.stat(p).st_mode & 0o001]
+        if ancestors:
+            blocked.setdefault(ancestors[-1], set()).add(path)
+    for folder, paths in blocked.items():
+        kept = [p for p in paths if not any(q != p and p.startswith(q + "/") for q in paths)]
+        staged = {}
+        for path in kept:
+            staged[path] = tempfile.mkdtemp()
+            mount(path, staged[path], None, bind | recursive)
+        mount("tmpfs", str(folder), "tmpfs", 0, "mode=755")
+        for path, staging in staged.items():
+            os.makedirs(path)
+            mount(staging, path, None, bind | recursive)
+            libc.umount2(staging.encode(), 2)  # MNT_DETACH: the staging folder is empty again
+            os.rmdir(staging)
     os.setgroups([])
     os.setgid(NOBODY)
     os.setuid(NOBODY)

@@ -1,5 +1,6 @@
-"""Confinement, round 2 (issue 50): no plan can stop the stream, and no sandbox can reach
-another. Each attack of the issue is a case here (and a row of README.md's table):
+"""Confinement, rounds 2 and 3 (issues 50 and 61): no plan can stop the stream, and no
+sandbox can reach another. Each attack of the issues is a case here (and a row of
+README.md's table):
 
 - plan code that misbehaves (acts while its functions are defined again, prints a lone
   surrogate, keeps running after a stop, writes what the protocol does not allow) ends its
@@ -8,7 +9,11 @@ another. Each attack of the issue is a case here (and a row of README.md's table
 - code past the language layers, run in the real confinement (`sandbox_checks.py`), sees
   no other sandbox, cannot signal it or take its descriptors, leaves no IPC object, process
   or file behind, and meets a seccomp filter that refuses pidfds, io_uring and x32 calls;
-  both as root (the child runs as nobody) and as an unprivileged user (a user namespace).
+  both as root (the child runs as nobody) and as an unprivileged user (a user namespace);
+- round 3: a stop caught at any depth of recursion, a worker SIGKILLed mid-plan, a child
+  that stops reading its input and forges the end of a run, and locks, leases and watches
+  on the files two sandboxes both see: each ends within its bound, leaves no process, or
+  gets EPERM.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from lifebench.config.run import LLMConfig
 from lifebench.llm.client import LLMClient
 from lifebench.methods.automanual import AutoManualConfig, AutoManualMethod, confine, sandbox
 from lifebench.methods.automanual.api import GENERIC
-from lifebench.methods.automanual.bounds import MAX_ACTION_CHARS, MAX_RUN_CHARS
+from lifebench.methods.automanual.bounds import MAX_ACTION_CHARS, MAX_FEEDBACK_CHARS, MAX_RUN_CHARS
 from lifebench.methods.automanual.sandbox import (ActionRequest, CodeProcess, RunEnded,
                                                   SandboxLimits, SandboxUnavailable)
 from lifebench.methods.automanual.trial import PlanTrial, TrialOver
@@ -262,16 +267,22 @@ def test_a_define_time_action_and_a_lone_surrogate_do_not_stop_the_stream(cli, l
 OBSERVED = pytest.mark.xdist_group("sandbox-observed")
 
 
-@pytest.fixture(scope="module", params=["root", "unprivileged"])
+_OBSERVATIONS: dict[str, dict] = {}  # per path, once per worker: pytest re-creates a
+# module-scoped parametrized fixture each time the order of tests switches its parameter
+
+
+@pytest.fixture(params=["root", "unprivileged"])
 def seen(request):
     """What `sandbox_checks.observe` saw, as this process (root in CI: the child runs as
     nobody) and in a process that dropped its privileges first (a user namespace)."""
-    if request.param == "root":
-        if os.getuid() != 0:
-            pytest.skip("the test process is not root")
-        seen = observe()
-    else:
-        seen = run_unprivileged() if os.getuid() == 0 else observe()
+    if request.param == "root" and os.getuid() != 0:
+        pytest.skip("the test process is not root")
+    if request.param not in _OBSERVATIONS:
+        if request.param == "root":
+            _OBSERVATIONS["root"] = observe()
+        else:
+            _OBSERVATIONS["unprivileged"] = run_unprivileged() if os.getuid() == 0 else observe()
+    seen = dict(_OBSERVATIONS[request.param])
     if "unavailable" in seen:
         pytest.skip(seen["unavailable"])
     seen["path"] = request.param
@@ -331,3 +342,46 @@ def test_nothing_of_a_sandbox_remains_and_a_killed_plan_ends_only_its_run(seen):
     killed, error, misbehaved = life["killed"]
     assert killed and misbehaved is None and re.search(r"process ended .*or was killed", error)
     assert life["fresh"] == ["fresh\n", None]
+
+
+# -- round 3 (issue 61): no stop survived, no orphan, no blocking write, no forged field,
+# no channel between sandboxes
+
+@OBSERVED
+def test_a_plan_recursing_at_any_depth_is_gone_within_a_second_of_the_stop(seen):
+    """Acting at every depth from the recursion limit down, and catching whatever the stop
+    raises, it used to compute on until its 10 s timeout."""
+    stop = seen["stop"]
+    assert stop["slowest_s"] < 1 and stop["exited"], stop
+    assert "stopped" in stop["ends"] and "other" not in stop["ends"], stop
+
+
+@OBSERVED
+def test_a_killed_worker_leaves_no_sandbox_process(seen):
+    for plan in ("busy", "waiting"):
+        killed = seen["worker_killed"][plan]
+        assert killed["pids"] == 3 and killed["left"] == [], (plan, killed)
+
+
+@OBSERVED
+def test_a_child_that_stops_reading_ends_its_run_and_forges_no_field(seen):
+    reading = seen["stops_reading"]
+    # the forged end: `stopped` is the parent's to say (not stopped), the prints cut
+    assert reading["forged"] == {"stopped": None, "printed": MAX_FEEDBACK_CHARS + len(
+        " ... (6000 more characters cut)"), "killed": False}
+    after = reading["next_run"]
+    assert after["killed"] and after["left"] == [], after
+    assert after["misbehaved"].startswith("it did not read its input")
+    assert after["seconds"] <= reading["timeout_s"] + 5, after
+
+
+@OBSERVED
+def test_seccomp_refuses_locks_leases_watches_and_open_tree_attr(seen):
+    hardened = seen["two_sandboxes"]["hardened"]
+    bare = seen["two_sandboxes"]["namespaces_only"]
+    refused = ("flock", "F_SETLK", "F_OFD_SETLK", "F_SETLEASE", "F_SETLEASE, high bits set",
+               "F_NOTIFY", "inotify_init1", "fanotify_init", "open_tree_attr")
+    assert {name: hardened[name] for name in refused} == dict.fromkeys(refused, "EPERM")
+    assert hardened["F_GETFL"] == "ok"
+    # what the filter adds: without it, a lock on the shared view is taken
+    assert (bare["flock"], bare["F_SETLK"], bare["inotify_init1"]) == ("ok", "ok", "ok")
