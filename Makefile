@@ -11,7 +11,7 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install local browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf leaderboard site-screenshots clean
+.PHONY: install local browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf stress leaderboard site-screenshots clean
 
 install: $(STAMP)
 
@@ -243,6 +243,10 @@ site-screenshots: install browser
 
 perf: install local browser
 	@for script in tests/perf/perf_*.py; do $(BIN)/python $$script || exit 1; done
+
+# The timing-sensitive tests, 5 runs with every core busy (issue 64; not in CI).
+stress: install local
+	$(BIN)/python tests/perf/stress_timing.py --runs 5
 
 leaderboard: install
 	$(BIN)/lifebench leaderboard $(BENCH_OUT)

@@ -70,7 +70,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 FAULT_KINDS = ("timeout", "429", "500", "malformed", "drop", "in-band", "empty-choices")
 FLAVOURS = ("openai", "vllm", "ollama", "llamacpp")
@@ -222,6 +222,14 @@ class ServerConfig:
     # it (a `server` of lifebench.llm.server_errors.CONTEXT_REFUSALS, its first status and
     # its example; a 200 carries it as an in-band error); "" the flavour's own
     overflow: str = ""
+    # A barrier: chat answers are held until this many requests are in flight at once (then
+    # every held one is answered), or `hold_s` after each arrived; `/stats` says whether it
+    # opened. 0: none. For tests of overlap that hold however slowly the clients start.
+    hold_until: int = 0
+    hold_s: float = 30.0
+    # One request at a time: the next chat request is not begun until the last is answered
+    # (a server without concurrency; the overlap test's own test).
+    serial: bool = False
 
 
 class FakeOpenAI:
@@ -240,6 +248,9 @@ class FakeOpenAI:
         self.faults_injected = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.barrier = "closed" if config.hold_until else "off"
+        self.held: list[Any] = []  # connections whose answers wait for the barrier
+        self.queued: "collections.deque[Callable[[], None]]" = collections.deque()  # serial
         self.last_request: dict[str, Any] = {}
         self.history: "collections.deque[dict[str, Any]]" = collections.deque(maxlen=1000)
         self._scripted: Any = None  # the scripted model, made at its first request
@@ -744,7 +755,7 @@ class _Connection(asyncio.BufferedProtocol):
             if path == "/stats":
                 self._json(200, {"requests": fake.requests, "faults": fake.faults_injected,
                                  "max_in_flight": fake.max_in_flight, "tokenized": fake.tokenized,
-                                 "early": fake.early})
+                                 "early": fake.early, "barrier": fake.barrier})
             elif path == "/last":  # the last request answered (for tests)
                 self._json(200, fake.last_request)
             elif path == "/requests":  # the last 1000 requests answered
@@ -801,6 +812,17 @@ class _Connection(asyncio.BufferedProtocol):
                 fake.requests += 1
             self._send(*refused)
             return
+        if fake.config.serial and fake.in_flight:
+            self.busy = True
+            fake.queued.append(lambda: self._begin(request, tags, later=True))
+            return
+        self._begin(request, tags)
+
+    def _begin(self, request: dict[str, Any], tags: dict[str, str], later: bool = False) -> None:
+        """A chat request taken: its fault drawn, its answer sent at once, after its latency,
+        or when the barrier opens (`later`: taken from the serial queue, so answered by a
+        timer as a delayed one is)."""
+        fake = self.fake
         fake.enter()
         try:
             fault = fake.next_fault()
@@ -808,7 +830,19 @@ class _Connection(asyncio.BufferedProtocol):
             fake.leave()
             raise
         delay = fake.config.latency_s + (fake.config.hang_s if fault == "timeout" else 0.0)
-        if delay > 0:
+        if fake.config.hold_until and fake.barrier != "opened":
+            self.busy = True
+            loop = self.server._loop
+            self.timer = loop.call_later(max(delay, fake.config.hold_s), self._answer, request, fault, tags)
+            fake.held.append((self, request, fault, tags))
+            if fake.in_flight >= fake.config.hold_until:
+                fake.barrier = "opened"
+                for connection, *held in fake.held:
+                    connection.timer.cancel()
+                    connection.timer = loop.call_later(delay, connection._answer, *held)
+                fake.held.clear()
+            return
+        if delay > 0 or later:
             self.busy = True
             self.timer = self.server._loop.call_later(delay, self._answer, request, fault, tags)
         else:
@@ -861,6 +895,9 @@ class _Connection(asyncio.BufferedProtocol):
             self._fail()
         finally:
             fake.leave()
+            fake.held = [held for held in fake.held if held[0] is not self]
+            if fake.queued:
+                self.server._loop.call_soon(fake.queued.popleft())
         self.busy = False
         if not at_once:
             self._next()

@@ -24,10 +24,10 @@ def test_streams_interleave_where_they_wait():
     hub = Hub()
     hub.spawn(stream, "slow", 0.05)
     hub.spawn(stream, "fast", 0.01)
-    began = time.monotonic()
     hub.run()
+    # the pauses overlapped: the fast one began and ended while the slow one paused (the
+    # order, not the time, which load stretches)
     assert order == ["slow starts", "fast starts", "fast ends", "slow ends"]
-    assert time.monotonic() - began < 0.5, "the pauses overlapped"
 
 
 def test_a_socket_wait_wakes_on_data_and_times_out_without_it():

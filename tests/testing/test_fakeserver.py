@@ -8,7 +8,6 @@ import http.client
 import json
 import socket
 import threading
-import time
 
 from lifebench.testing.fakeserver import plancraft_next_action
 
@@ -39,23 +38,38 @@ def exchange(port: int, data: bytes, wait: float = 1.0) -> tuple[bytes, bool]:
             return got, False
 
 
-def test_requests_in_flight_overlap(llm_server):
-    srv = llm_server(script=["ok"], latency_s=0.3)
+def concurrent_requests(srv, count: int) -> dict:
+    """`count` requests sent at once from as many threads: each answered 200, and the
+    server's stats."""
     port = int(srv.url.rsplit(":", 1)[1].split("/")[0])
     answers: list[bytes] = []
 
     def one() -> None:
-        answers.append(exchange(port, post(extra="Connection: close\r\n"), wait=5)[0])
+        answers.append(exchange(port, post(extra="Connection: close\r\n"), wait=60)[0])
 
-    threads = [threading.Thread(target=one) for _ in range(64)]
-    began = time.perf_counter()
+    threads = [threading.Thread(target=one) for _ in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert time.perf_counter() - began < 3, "64 requests of 0.3 s each did not overlap"
-    assert len(answers) == 64 and all(a.startswith(b"HTTP/1.1 200 OK") for a in answers)
-    assert srv.stats() == {"requests": 64, "faults": 0, "max_in_flight": 64, "tokenized": 0, "early": 0}
+    assert len(answers) == count and all(a.startswith(b"HTTP/1.1 200 OK") for a in answers)
+    return srv.stats()
+
+
+def test_requests_in_flight_overlap(llm_server):
+    """The server holds every answer until 64 requests are in flight at once (a barrier,
+    30 s at most): however slowly the threads start, the barrier opens only if requests
+    overlap; no clock is read."""
+    stats = concurrent_requests(llm_server(script=["ok"], hold_until=64), 64)
+    assert stats["barrier"] == "opened" and stats["max_in_flight"] == 64
+    assert (stats["requests"], stats["faults"]) == (64, 0)
+
+
+def test_the_overlap_test_fails_on_a_server_that_serves_one_at_a_time(llm_server):
+    """The test of the test: a serial server never has two requests in flight, so the
+    barrier above stays closed (each answer goes at its 0.2 s deadline instead)."""
+    stats = concurrent_requests(llm_server(script=["ok"], hold_until=4, hold_s=0.2, serial=True), 4)
+    assert stats["barrier"] == "closed" and stats["max_in_flight"] == 1
 
 
 def test_keep_alive_and_closing(llm_server):

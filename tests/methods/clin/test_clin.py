@@ -50,7 +50,8 @@ def test_a_huge_reply_is_read_in_linear_time():
                "*" * 200_000, "- " * 100_000 + "Action: look"]
     started = time.perf_counter()
     assert [parse_action(reply)[:4] for reply in replies] == ["look", "Acti", "", "look"]
-    assert time.perf_counter() - started < 1.0
+    # linear: milliseconds; the quadratic capture took minutes (10 s: a margin for any load)
+    assert time.perf_counter() - started < 10.0
 
 
 def test_matcher_takes_exact_near_and_guarded_actions():
