@@ -9,7 +9,9 @@ copied from a paper: the benchmark's oracle played on its support split (for ALF
 the same task type as the episode's, as ReAct used per-type examples), rendered as
 observation/action transcripts. Benchmarks without a support split or an oracle run
 zero-shot. The episode's history is bounded to the last `history` turns (the first
-observation, which states the task, is always kept). A reply without an action line gets
+observation, which states the task, is always kept); `history = 0` keeps the whole episode,
+fitted to the model's context window by the harness (its oldest middle turns dropped first),
+as IGE's authors' baselines sent the whole trajectory at every step. A reply without an action line gets
 feedback and is asked again, up to `format_retries` times, without costing a step; after
 that the reply's last line is played as it is.
 """
@@ -37,15 +39,16 @@ _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.+?)\s*$", re.I | re.M)
 class ReactConfig:
     examples: int = 2          # few-shot examples per episode (0: zero-shot)
     example_steps: int = 40    # longest example transcript, in actions
-    history: int = 30          # turns of the episode kept in the prompt
+    history: int = 30          # turns of the episode kept in the prompt (0: every turn)
     temperature: float = 0.0
     max_tokens: int = 256
     format_retries: int = 2
     llm_seed: Optional[int] = None  # mixed with the stream's seed into each request's seed
 
     def __post_init__(self) -> None:
-        if self.examples < 0 or self.history < 1 or self.format_retries < 0:
-            raise ValueError("examples and format_retries must be >= 0, history >= 1")
+        if self.examples < 0 or self.history < 0 or self.format_retries < 0:
+            raise ValueError("examples, history and format_retries must be >= 0 (history 0: "
+                             "the whole episode)")
 
 
 def parse_reply(text: str) -> tuple[Optional[str], Optional[str]]:
@@ -144,7 +147,8 @@ class ReactMethod(Method):
         # the turns are history (the window drops the oldest first); the latest observation,
         # the instructions and the examples stay
         first = {"role": "user", "content": prompts.TURN.format(observation=self.first)}
-        return list(self.prefix) + mark_history([first, *turn_messages(self.turns[-self.config.history:])])
+        kept = self.turns[-self.config.history:] if self.config.history else self.turns
+        return list(self.prefix) + mark_history([first, *turn_messages(kept)])
 
 
 def react_rollout(ctx: StreamContext, config: ReactConfig, instance: Instance, split: str,

@@ -6,7 +6,8 @@ the trials it was asked for); the leaderboard's `--trials max` or `last` reads t
 
 The actor is ReAct with the same prompt (`methods/react`); the reflections are placed after
 the examples and before the episode. The reflection sees the episode as the actor played
-it (observations and actions, the last `reflect_steps` of them) and whether it ran out of
+it (observations and actions, the last `reflect_steps` of them; 0: every one, fitted to the
+model's window by the harness, the oldest steps dropped first) and whether it ran out of
 steps. Reflections are the method's memory: saved with its state (resume), kept per
 instance for the whole stream.
 """
@@ -26,7 +27,12 @@ from lifebench.methods.reflexion import prompts, scripted
 @dataclass(frozen=True)
 class ReflexionConfig(ReactConfig):
     memory: int = 3            # reflections given to a trial (the paper's ALFWorld setting)
-    reflect_steps: int = 30    # last steps of a failed trial shown to the reflection
+    reflect_steps: int = 30    # last steps of a failed trial shown to the reflection (0: all)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.memory < 0 or self.reflect_steps < 0:
+            raise ValueError("memory and reflect_steps must be >= 0 (reflect_steps 0: the whole trial)")
 
 
 class ReflexionMethod(ReactMethod):
@@ -61,7 +67,8 @@ class ReflexionMethod(ReactMethod):
     def end_episode(self, outcome: EpisodeOutcome) -> None:
         if outcome.success:
             return
-        steps = outcome.transitions[-self.config.reflect_steps:]
+        steps = outcome.transitions[-self.config.reflect_steps:] if self.config.reflect_steps \
+            else outcome.transitions
         lines = [f"Task: {self.first}"] if self.first else []
         lines += [f"> {action}\n{observation}" for action, observation in steps]
         if outcome.status is Status.BUDGET_EXHAUSTED:

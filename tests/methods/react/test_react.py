@@ -88,3 +88,30 @@ def test_reflexion_reflects_after_failed_trials_and_remembers_the_last_three(cli
     state_files = sorted((out / "state").rglob("*.json"))
     state = json.loads(state_files[-1].read_text())["state"]
     assert len(next(iter(state["reflections"].values()))) == 5
+
+
+def test_history_zero_keeps_the_whole_episode_and_the_reflection_the_whole_trial(cli, llm_server, tmp_path):
+    """AutoContext's baselines (issue 62): `history = 0` sends every turn of a 40-step
+    episode (the default keeps the last 30), and Reflexion's `reflect_steps = 0` shows its
+    reflection the whole failed trial."""
+    srv = llm_server(script=["Thought: wait.\nAction: look"])
+    corridor = ("--benchmark", "corridor", "--split", "tiny", "--limit", "1", "--max-steps", "40")
+
+    def turns_in_last_request(*args: str) -> int:
+        before = len(srv.requests())
+        out = tmp_path / f"react{before}"
+        result = react(cli, srv, out, *corridor, "--method-arg", "examples=0", *args)
+        assert result.returncode == 0, result.stderr
+        [record] = read_records(out)
+        assert record["steps"] == 40
+        return sum(m["role"] == "assistant" for m in srv.requests()[-1]["messages"])
+
+    assert turns_in_last_request() == 30
+    assert turns_in_last_request("--method-arg", "history=0") == 39
+    out = tmp_path / "reflexion"
+    result = cli("run", "--no-progress", "--method", "reflexion", "--model", "m", "--base-url",
+                 srv.url, "--cache", "off", "--workers", "0", "--out", str(out), *corridor,
+                 "--trials", "2", "--method-arg", "examples=0", "--method-arg", "reflect_steps=0")
+    assert result.returncode == 0, result.stderr
+    reflections = [r for r in srv.requests() if "> look" in r["messages"][-1]["content"]]
+    assert reflections and reflections[0]["messages"][-1]["content"].count("> look") == 40
