@@ -38,7 +38,8 @@ def _context_class(name: str) -> type:
 def trial_aggregation(benchmark: str, override: Optional[str] = None,
                       method: Optional[str] = None) -> str:
     """How an instance's trials count: the reader's `--trials`, else the method's protocol
-    on the benchmark (Reflexion: the best of its trials), else the benchmark's rule."""
+    on the benchmark (Reflexion: its first success, else its last trial), else the
+    benchmark's rule."""
     return override or (method and _scored_trial(method, benchmark)) \
         or _benchmark_class(benchmark).trial_aggregation
 

@@ -109,6 +109,13 @@ def _items() -> frozenset[str]:
     return frozenset(ALL_ITEMS)
 
 
+def _held(inventory: dict[int, dict[str, Any]], item: str) -> bool:
+    """Whether `item` is already in the inventory or on the crafting grid (any slot but the
+    output, whose item is not the agent's until taken)."""
+    return any(slot != 0 and held.get("type") == item and held.get("quantity", 0) > 0
+               for slot, held in inventory.items())
+
+
 def planner_plan(inventory: dict[int, dict[str, Any]], target: str,
                  asked: Optional[str] = None) -> TeacherPlan:
     """The planner's plan for the item `asked` about (a query; None: the target)."""
@@ -121,6 +128,8 @@ def planner_plan(inventory: dict[int, dict[str, Any]], target: str,
     goal = f"craft {item}"
     state = (f"the goal is {target}" + (f"; the question is about {item}" if about == "item" else "")
              + f"; the inventory holds {inventory_totals(inventory)}")
+    if _held(inventory, item):  # nothing to plan: the planner's empty plan is not "impossible"
+        return TeacherPlan(steps=(), subgoals=(), goal=goal, state=state, mentor=MENTOR, about=about)
     subplans, plan, items = get_subplans({"inventory": inventory, "target": item},
                                          return_items=True)
     if not plan:  # the planner found no way (or timed out): the package's oracle stops

@@ -33,7 +33,7 @@ from lifebench.api.records import (SCHEMA_VERSION, CallTokens, EpisodeOutcome, E
 from lifebench.api.scripted import ScriptedReply, ScriptedRequest, generic_reply
 from lifebench.api.reporting import (PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, Table,
                                      TableMaker, aggregate_trials)
-from lifebench.api.teaching import (PLAN_ABOUT, TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
+from lifebench.api.teaching import (ANSWER_KINDS, PLAN_ABOUT, TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
                                     remaining_sequence)
 from lifebench.api.training import TRAINING_CURVES, TrainingCurves
 
@@ -65,7 +65,7 @@ __all__ = [
     "ExplorationBudgetExhausted", "ExplorationEnv", "InstanceContext", "InstanceFacts",
     "coverage", "normalise_name",
     # the teacher
-    "PLAN_ABOUT", "TEACHER_STYLES", "PlanStep", "Teacher", "TeacherPlan", "remaining_sequence",
+    "ANSWER_KINDS", "PLAN_ABOUT", "TEACHER_STYLES", "PlanStep", "Teacher", "TeacherPlan", "remaining_sequence",
     # the scripted model
     "ScriptedReply", "ScriptedRequest", "generic_reply",
     # reporting

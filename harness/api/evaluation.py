@@ -19,6 +19,9 @@ class EvaluationProtocol:
     (the paper's section, its code), as the method's README does."""
 
     trials: int = 1  # episodes per instance, in order: later trials see earlier ones
+    # No trial of an instance is played after one succeeded (Reflexion's: its paper stops an
+    # instance at its first success): fewer episodes, none of them recorded.
+    stop_after_success: bool = False
     # How an instance's trials are scored (one of TRIAL_AGGREGATIONS); None: the benchmark's.
     scored_trial: Optional[str] = None
     # Config values on this benchmark (below the user's --method-arg and spec tables).
@@ -33,6 +36,9 @@ class EvaluationProtocol:
     def __post_init__(self) -> None:
         if isinstance(self.trials, bool) or not isinstance(self.trials, int) or self.trials < 1:
             raise ValueError(f"a protocol's trials must be an integer >= 1, got {self.trials!r}")
+        if not isinstance(self.stop_after_success, bool):
+            raise ValueError(f"a protocol's stop_after_success must be true or false, got "
+                             f"{self.stop_after_success!r}")
         if self.scored_trial is not None and self.scored_trial not in TRIAL_AGGREGATIONS:
             raise ValueError(f"a protocol's scored_trial must be one of "
                              f"{', '.join(TRIAL_AGGREGATIONS)} (or None), got {self.scored_trial!r}")

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 # How an instance's trials count: every episode, or one per (instance, seed): the best
 # (score, then success, then the earliest trial: STEP's and CLIN's protocol), the last or
-# the first trial.
-TRIAL_AGGREGATIONS = ("all", "max", "last", "first")
+# the first trial, or the first that succeeded, else the last (Reflexion's: it stops at its
+# first success, and that trial's score is its score).
+TRIAL_AGGREGATIONS = ("all", "max", "last", "first", "first_success")
 PER_TASK_METRICS = ("success", "score")
 
 
@@ -75,5 +76,7 @@ def aggregate_trials(results: Sequence["EpisodeRecord"], how: str) -> list["Epis
         "max": lambda rs: max(rs, key=lambda r: (r.score, r.success, -r.trial)),
         "last": lambda rs: max(rs, key=lambda r: r.trial),
         "first": lambda rs: min(rs, key=lambda r: r.trial),
+        "first_success": lambda rs: min((r for r in rs if r.success), key=lambda r: r.trial,
+                                        default=max(rs, key=lambda r: r.trial)),
     }[how]
     return [pick(rs) for _, rs in sorted(groups.items())]

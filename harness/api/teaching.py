@@ -26,6 +26,9 @@ TEACHER_STYLES = ("executable", "partially-executable", "subgoal-partially-execu
 # goal); the episode's task (no item asked, the item is the task's goal, or the benchmark
 # plans only whole tasks); the task because the item asked is not one the benchmark knows.
 PLAN_ABOUT = ("item", "task", "task: unknown item")
+# What a teacher's answer says: the steps of a plan; that nothing is left to do (what was
+# asked about is already there); that it cannot be done from here.
+ANSWER_KINDS = ("plan", "already there", "not possible")
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,12 @@ class Teacher(Protocol):
     @property
     def answered_for(self) -> dict[str, int]:
         """The current episode's answers, counted by what each answered for (PLAN_ABOUT)."""
+        ...
+
+    @property
+    def answer_kinds(self) -> dict[str, int]:
+        """The current episode's answers, counted by kind (ANSWER_KINDS): a plan, the goal
+        already reached (nothing left to do), or not possible."""
         ...
 
     def plan(self, item: Optional[str] = None) -> TeacherPlan:

@@ -72,6 +72,10 @@ class PilotSample:
     remaining: float
     long: tuple[bool, ...] = ()  # per unit: an episode of it ran to its budget
     long_cost: dict[str, float] = field(default_factory=dict)  # an instance at its budget
+    # The cell stops an instance at its first success: a long pilot instance may have won a
+    # later trial, while one still to play may lose every trial at its budget, so a long
+    # instance costs at least `long_cost`.
+    stops_at_success: bool = False
 
     @property
     def is_long(self) -> np.ndarray:
@@ -99,6 +103,8 @@ class PilotSample:
         values = np.array([u.get(metric, 0.0) for u in self.units], dtype=float)
         longs = values[self.is_long]
         long = float(longs.mean()) if len(longs) else self.long_cost.get(metric, 0.0)
+        if self.stops_at_success:
+            long = max(long, self.long_cost.get(metric, 0.0))
         return values[~self.is_long], long
 
     def central(self, metric: str) -> float:

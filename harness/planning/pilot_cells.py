@@ -89,7 +89,8 @@ def pilot_cells(config: RunConfig, cells: dict[CellKey, list[StreamSpec]], held:
     known = {key: _known(config, key, members, held, pilot.smoke_methods, apart)
              for key, members in cells.items()}
     samples = {key: PilotSample((key[1], key[2], key[3]), tuple(k.units.values()), k.remaining,
-                                tuple(k.long.values()), k.long_cost(window))
+                                tuple(k.long.values()), k.long_cost(window),
+                                cells[key][0].stop_after_success)
                for key, k in known.items() if k.units and cells[key][0].llm is not None}
     builds = _context_samples(cells, out)
     samples.update({key: sample for key, (sample, _) in builds.items() if sample is not None})
@@ -192,7 +193,10 @@ def _known(config: RunConfig, key: CellKey, members: list[StreamSpec], held: Hol
         by_unit[(r.seed, r.budget_steps, r.instance_id)].append(r)
     units, long, kept, preparation = {}, {}, [], None
     for unit, attempts in by_unit.items():
-        if len({r.trial for r in attempts if r.is_result}) < trials:
+        played = sorted(r.trial for r in attempts if r.is_result)
+        stopped = first.stop_after_success and any(r.success for r in attempts if r.is_result) \
+            and played == list(range(len(played)))  # its trials after a success are not played
+        if len(set(played)) < trials and not stopped:
             continue  # an instance not yet whole (a run stopped mid-way) says too little
         long[unit] = any(r.is_result and r.steps >= r.budget_steps for r in attempts)
         costs = {"calls": 0.0, "tokens_in": 0.0, "tokens_out": 0.0, "wall_s": 0.0}

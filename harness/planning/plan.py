@@ -264,9 +264,15 @@ def _plan_cell(config: RunConfig, members: list[StreamSpec], probes: list[Episod
     for s in members:
         for position in held.remaining(s):
             budget = s.budget_at(position)
-            gold = bench.gold_length(bench.instance(s.split, s.episode_at(position)[0]))
             budgets.append(budget)
+            if s.stop_after_success and s.episode_at(position)[1] > 0 \
+                    and s.key_at(position - 1) not in held.finished:
+                continue  # the low end: every instance solved at its next trial, none after
+            gold = bench.gold_length(bench.instance(s.split, s.episode_at(position)[0]))
             golds.append(min(gold, budget) if gold else min(probe_steps, budget))
+    if first.stop_after_success:
+        cell.notes.append("no trial after an instance's success: the low end plays one trial "
+                          "of each instance, the high end every trial to its budget")
     growth = _prompt_growth(results, prep_calls, steps)
     fixed = max(per_call_in - growth * (probe_steps - 1) / 2, 0.0)
 

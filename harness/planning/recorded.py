@@ -58,14 +58,19 @@ class Holdings:
     """The directory's records of the run's streams, by cell."""
 
     finished: set[RecordKey] = field(default_factory=set)  # the keys a resumed run skips
+    succeeded: set[RecordKey] = field(default_factory=set)  # of those, the successes
     records: list[EpisodeRecord] = field(default_factory=list)  # every attempt, in order
     spent: dict[CellKey, Spent] = field(default_factory=lambda: defaultdict(Spent))
     stored: set[str] = field(default_factory=set)  # preparation keys already stored
 
     def remaining(self, stream: StreamSpec) -> list[int]:
-        """The stream's positions a run into the directory still plays."""
+        """The stream's positions a run into the directory still plays (not those after a
+        recorded success, in a stream that stops an instance there)."""
+        def succeeded(position: int) -> bool:
+            return stream.key_at(position) in self.succeeded
+
         return [p for p in range(len(stream.instance_ids) * stream.trials)
-                if stream.key_at(p) not in self.finished]
+                if stream.key_at(p) not in self.finished and not stream.skipped(p, succeeded)]
 
 
 def holdings(out: Path, streams: list[StreamSpec]) -> Holdings:
@@ -81,6 +86,8 @@ def holdings(out: Path, streams: list[StreamSpec]) -> Holdings:
             found.spent[record_cell(record)].add(record)
             if record.is_result:
                 found.finished.add(record.key)
+                if record.success:
+                    found.succeeded.add(record.key)
     prepared = PreparedStore(out)
     for stream in streams:
         key = stream.prepared_key()

@@ -30,6 +30,18 @@ class EpisodeCommitted:
 
 
 @dataclass
+class EpisodeSkipped:
+    """An episode not played: its stream stops an instance after a success, and an earlier
+    trial of this instance succeeded. Nothing is recorded; the memory saved after the last
+    episode played is saved at this position too, where a resume or a recovery reads it."""
+
+    unit_id: int
+    stream_id: str
+    position: int
+    saved: Optional[dict[str, Any]]
+
+
+@dataclass
 class UnitFinished:
     unit_id: int
     # Why the unit stopped before its last position (a lifelong stream cannot skip an
@@ -61,4 +73,5 @@ class ContextCommitted:
     artefacts: Optional[dict[str, Any]] = None
 
 
-Event = Union[EpisodeStarted, EpisodeCommitted, UnitFinished, RunAborted, ContextCommitted]
+Event = Union[EpisodeStarted, EpisodeCommitted, EpisodeSkipped, UnitFinished, RunAborted,
+              ContextCommitted]

@@ -38,9 +38,12 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
     done = 0
     for stream in streams:
         positions = range(len(stream.episodes))
-        remaining = [p for p in positions if stream.key_at(p) not in finished]
-        done += len(positions) - len(remaining)
-        stateless = registry.method_class(stream.method).stateless
+        succeeded = _succeeded(stream, finished)
+        # settled: recorded, or not to be played (an earlier trial of its instance succeeded)
+        remaining = [p for p in positions
+                     if stream.key_at(p) not in finished and not stream.skipped(p, succeeded)]
+        done += sum(1 for p in positions if stream.key_at(p) in finished)
+        stateless = registry.method_class(stream.method).stateless and not stream.stop_after_success
         if not stateless:
             _check_positions(stream, finished, store)
         if not remaining:
@@ -55,7 +58,7 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
             size = math.ceil(len(remaining) / shards)
             for start in range(0, len(remaining), size):
                 units.append(WorkUnit(len(units), stream, remaining[start:start + size],
-                                      stateful=False))
+                                      stateful=False, solved=_solved(stream, finished)))
             continue
         first = remaining[0]
         if remaining != list(range(first, len(stream.episodes))):
@@ -64,16 +67,21 @@ def plan_units(streams: list[StreamSpec], records: list[EpisodeRecord], store: R
                             f"or --limit?); use a new --out")
         saved = None
         if first > 0:
-            saved = store.read_state(stream.stream_id, first - 1)
+            last = first - 1
+            saved = store.read_state(stream.stream_id, last)
+            while saved is None and last > 0 and stream.skipped(last, succeeded):
+                last -= 1  # a skip the run did not reach before it stopped: the state before
+                saved = store.read_state(stream.stream_id, last)
             if saved is None:
                 raise UserError(f"cannot resume lifelong stream {stream.stream_id}: the method "
-                                f"state saved after episode {first - 1} is missing from "
+                                f"state saved after episode {last} is missing from "
                                 f"{store.out}/state; use a new --out")
-            if saved.get("prefix") != stream.prefix_digest(first - 1):
+            if saved.get("prefix") != stream.prefix_digest(last):
                 raise UserError(f"cannot resume lifelong stream {stream.stream_id}: its saved "
                                 f"state was made on a different instance order; use a new --out")
-        store.prune_states(stream.stream_id, keep=first - 1)
-        units.append(WorkUnit(len(units), stream, remaining, stateful=True, saved=saved))
+        store.prune_states(stream.stream_id, keep=last if first > 0 else -1)
+        units.append(WorkUnit(len(units), stream, remaining, stateful=True, saved=saved,
+                              solved=_solved(stream, finished)))
     # Longest first, so a long lifelong stream does not start last.
     units.sort(key=lambda u: -len(u.positions))
     return Plan(units=units, to_run=sum(len(u.positions) for u in units), already_done=done)
@@ -122,6 +130,22 @@ def attach_contexts(units: list[WorkUnit], contexts: dict[str, GivenContext]) ->
         if stream.context_build is not None:
             keys = {i: context_key(stream, i) for i in stream.instance_ids}
             unit.contexts = {i: contexts[k] for i, k in keys.items() if k in contexts}
+
+
+def _solved(stream: StreamSpec, finished: dict[RecordKey, EpisodeRecord]) -> frozenset[str]:
+    """The instances of a stream that stops after a success whose success is recorded."""
+    if not stream.stop_after_success:
+        return frozenset()
+    return frozenset(stream.episode_at(p)[0] for p in range(len(stream.episodes))
+                     if (r := finished.get(stream.key_at(p))) is not None and r.success)
+
+
+def _succeeded(stream: StreamSpec, finished: dict[RecordKey, EpisodeRecord]):
+    """Whether the recorded episode at a position of `stream` succeeded."""
+    def succeeded(position: int) -> bool:
+        record = finished.get(stream.key_at(position))
+        return record is not None and record.success
+    return succeeded
 
 
 def _check_positions(stream: StreamSpec, finished: dict[RecordKey, EpisodeRecord],

@@ -182,6 +182,8 @@ def summary_line(outcome: RunOutcome, out: Path) -> str:
     notes = [f"{retried} infrastructure failures retried"] if retried else []
     notes += [f"{outcome.already_done} recorded before"] if outcome.already_done else []
     notes += [f"{outcome.contexts_built} instance contexts built"] if outcome.contexts_built else []
+    notes += [f"{outcome.skipped} trials not played (an earlier trial of their instance "
+              f"succeeded)"] if outcome.skipped else []
     notes += [f"{outcome.prepared_reused} stream(s) reused a prepared artifact instead of "
               f"preparing"] if outcome.prepared_reused else []
     notes += [f"{outcome.overflowed} ended at the model's context window (context_overflow, "

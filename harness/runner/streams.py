@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import lifebench
 from lifebench import registry
@@ -87,6 +87,8 @@ class StreamSpec:
     # scored trial (None: the benchmark's rule), whether its smoke arguments were applied.
     scored_trial: Optional[str] = None
     smoke: bool = False
+    # No trial of an instance after one succeeded (the protocol's `stop_after_success`)
+    stop_after_success: bool = False
 
     @property
     def stream_id(self) -> str:
@@ -113,6 +115,15 @@ class StreamSpec:
         if not 0 <= position < len(self.instance_ids) * self.trials:
             raise IndexError(f"stream {self.stream_id} has no episode {position}")
         return self.instance_ids[position // self.trials], position % self.trials
+
+    def skipped(self, position: int, succeeded: Callable[[int], bool]) -> bool:
+        """Whether the episode at `position` is not played: the stream stops an instance
+        after a success, and `succeeded(p)` holds for an earlier trial's position p of the
+        same instance."""
+        if not self.stop_after_success:
+            return False
+        trial = position % self.trials
+        return any(succeeded(position - back) for back in range(1, trial + 1))
 
     def key_at(self, position: int) -> RecordKey:
         """The record key of the episode at `position`."""
@@ -248,6 +259,7 @@ def expand(config: RunConfig, refused: Optional[list[Refusal]] = None,
                                     method_version=cls.version,
                                     allow_unconfined_code=config.allow_unconfined_code,
                                     scored_trial=protocol.scored_trial, smoke=smoke,
+                                    stop_after_success=protocol.stop_after_success,
                                     model=config.model if needs.llm else None, seed=seed,
                                     budget=budget, trials=trials, instance_ids=ids,
                                     timeout_s=config.timeout_s, retries=config.retries,
@@ -275,7 +287,7 @@ def cell_protocols(streams: list[StreamSpec]) -> list[dict[str, Any]]:
                 "split": s.split, "method": s.method, "method_config_hash": s.method_config_hash,
                 "context": s.context, "context_config_hash": s.context_config_hash,
                 "model": s.model, "trials": s.trials, "scored_trial": s.scored_trial,
-                "smoke": s.smoke}
+                "smoke": s.smoke, "stop_after_success": s.stop_after_success}
         cells.setdefault(tuple(str(v) for v in cell.values()), cell)
     return list(cells.values())
 

@@ -36,6 +36,7 @@ class TeacherSession:
     played: list[str] = field(default_factory=list)
     calls: int = 0
     answered_for: Counter = field(default_factory=Counter)  # PLAN_ABOUT -> answers
+    answer_kinds: Counter = field(default_factory=Counter)  # ANSWER_KINDS -> answers
 
 
 # The non-executable teacher (How², Appendix G, Figure 19), in our words; the domain's
@@ -92,6 +93,11 @@ class TeacherService:
         """The current episode's answers, by what each answered for (PLAN_ABOUT)."""
         return dict(self.session.answered_for) if self.session else {}
 
+    @property
+    def answer_kinds(self) -> dict[str, int]:
+        """The current episode's answers, by kind (ANSWER_KINDS)."""
+        return dict(self.session.answer_kinds) if self.session else {}
+
     def plan(self, item: Optional[str] = None) -> TeacherPlan:
         """The benchmark's plan from the current state, for `item` where the benchmark plans
         items (not counted as a question)."""
@@ -109,6 +115,7 @@ class TeacherService:
         session.calls += 1
         plan = self.plan(item)
         session.answered_for[plan.about] += 1
+        session.answer_kinds[answer_kind(plan)] += 1
         if style == "non-executable":
             return self._explain(question, plan, params)
         return render_plan(plan, style)
@@ -130,11 +137,18 @@ class TeacherService:
         return reply.text.strip()
 
 
+def answer_kind(plan: TeacherPlan) -> str:
+    """What an answer from `plan` says (one of ANSWER_KINDS)."""
+    return "not possible" if plan.impossible else ("plan" if plan.steps else "already there")
+
+
 def _planner_output(plan: TeacherPlan) -> str:
     """The plan as the non-executable teacher reads it: per subgoal, its steps in abstract
     form (no slot names, quantities kept)."""
     if plan.impossible:
         return f"No plan: it is not possible to {plan.goal} from this state."
+    if not plan.steps:
+        return f"No steps: nothing is left to do to {plan.goal}; it is already there."
     return _numbered(plan, "abstract")
 
 

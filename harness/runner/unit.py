@@ -24,8 +24,8 @@ from lifebench.runner.clients import make_llm_client
 from lifebench.runner.contexts import ContextUnit, GivenContext, build_context
 from lifebench.runner.episode import play_episode
 from lifebench.runner.jobs import Transport, stream_jobs
-from lifebench.runner.events import (EpisodeCommitted, EpisodeStarted, Event, RunAborted,
-                                     UnitFinished)
+from lifebench.runner.events import (EpisodeCommitted, EpisodeSkipped, EpisodeStarted, Event,
+                                     RunAborted, UnitFinished)
 from lifebench.runner.streams import StreamSpec
 
 
@@ -44,6 +44,9 @@ class WorkUnit:
     # The prepared artifact of its stream's preparation key, when one was stored before:
     # the method loads it instead of preparing (`lifebench.store.prepared`).
     prepared: Optional[dict[str, Any]] = None
+    # Instances a trial of which succeeded before this unit (a stream that stops an
+    # instance after a success plays none of their later trials).
+    solved: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -281,11 +284,20 @@ class _UnitPlayer:
             self.method, self.setup_error = None, f"{type(exc).__name__} in method setup: {exc}"
 
     def play(self) -> None:
+        solved = set(self.unit.solved)
         for index, position in enumerate(self.unit.positions):
+            instance_id, _ = self.stream.episode_at(position)
+            if self.stream.stop_after_success and instance_id in solved:
+                # the memory is the last played episode's, saved as this position's
+                saved = None if self.saved is None or not self.unit.stateful else {
+                    **self.saved, "position": position, "prefix": self.stream.prefix_digest(position)}
+                self.emit(EpisodeSkipped(self.unit.unit_id, self.stream.stream_id, position, saved))
+                continue
             attempt = self.unit.first_attempt if index == 0 else 0
             while True:
                 record = self._attempt(position, attempt)
                 if record.is_result:
+                    solved.update([instance_id] if record.success else [])
                     break
                 # A failure: the memory goes back to what it was before this episode, so a
                 # retry starts from exactly the same state.

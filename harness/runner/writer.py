@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional, Protocol, Union
 from lifebench.api.records import EpisodeRecord, Status
 from lifebench.api.errors import EndpointUnusable, ReplayMiss, UserError
 from lifebench.runner.contexts import ContextUnit, context_failure
-from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeStarted, Event,
-                                     RunAborted, UnitFinished)
+from lifebench.runner.events import (ContextCommitted, EpisodeCommitted, EpisodeSkipped,
+                                     EpisodeStarted, Event, RunAborted, UnitFinished)
 from lifebench.runner.unit import WorkUnit, failure_record
 from lifebench.llm.truncation import CutCalls
 from lifebench.store.results import ResultsStore
@@ -45,6 +45,7 @@ class RunOutcome:
     prepared_made: int = 0  # streams that prepared
     replies: collections.Counter = field(default_factory=collections.Counter)  # the records' `extra.llm_replies` counts
     faults: collections.Counter = field(default_factory=collections.Counter)  # their `extra.endpoint_faults`
+    skipped: int = 0  # trials not played: an earlier trial of their instance succeeded
 
     def absorb(self, other: "RunOutcome") -> "RunOutcome":
         """This outcome with another phase's added (counts summed, lists and sets joined)."""
@@ -88,6 +89,8 @@ class Writer:
         # Per unit: positions settled (a result, or a failure past its retries), and the
         # episode in flight.
         self.settled: dict[int, set[int]] = collections.defaultdict(set)
+        # Per unit: instances a trial of which succeeded (a continuation skips their trials).
+        self.solved: dict[int, set[str]] = collections.defaultdict(set)
         self.in_flight: dict[int, InFlight] = {}
 
     def handle(self, event: Event) -> None:
@@ -99,6 +102,12 @@ class Writer:
             self.store.commit(event.stream_id, event.record, event.trajectory, event.saved)
             self.in_flight.pop(event.unit_id, None)
             self._count(event.unit_id, event.record)
+        elif isinstance(event, EpisodeSkipped):
+            if event.saved is not None:
+                self.store.write_state(event.stream_id, event.position, event.saved)
+                self.store.prune_states(event.stream_id, keep=event.position)
+            self.settled[event.unit_id].add(event.position)
+            self.outcome.skipped += 1
         elif isinstance(event, ContextCommitted):
             self.store.contexts.commit(event.record, event.document, event.artefacts)
             self.in_flight.pop(event.unit_id, None)
@@ -147,6 +156,8 @@ class Writer:
                 counts.update({k: v for k, v in notes.items() if isinstance(v, int)})
         final = record.is_result or not record.status.is_retried or \
             record.attempt >= unit.stream.retries
+        if record.is_result and record.success:
+            self.solved[unit_id].add(record.instance_id)
         if final:
             self.settled[unit_id].add(record.episode_index)
         if record.is_result:
@@ -233,6 +244,7 @@ class Writer:
         prepared = (self.store.prepared.read(key) if key else None) or unit.prepared
         new_unit = WorkUnit(unit_id=max(self.units) + 1, stream=unit.stream, positions=remaining,
                             stateful=unit.stateful, saved=saved, first_attempt=first_attempt,
-                            contexts=unit.contexts, prepared=prepared)
+                            contexts=unit.contexts, prepared=prepared,
+                            solved=unit.solved | frozenset(self.solved[unit.unit_id]))
         self.units[new_unit.unit_id] = new_unit
         return new_unit

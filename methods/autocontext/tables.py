@@ -269,8 +269,9 @@ def _trials_note(several: dict[str, int], budget: int) -> list[str]:
         return []
     rows = "; ".join(f"{label}: {n} trials, up to {n * budget:,} steps in all"
                      for label, n in several.items())
-    return [f"the last column counts a success in any trial within the run's budget of each "
-            f"({rows}); the other columns count every trial's steps before the success"]
+    return [f"the last column counts a success in the trials played, each within the run's "
+            f"budget ({rows}; Reflexion plays no trial after its first success); the other "
+            f"columns count every trial's steps before the success"]
 
 
 def _builds_note(records: Sequence[EpisodeRecord]) -> list[str]:

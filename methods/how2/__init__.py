@@ -190,7 +190,9 @@ class How2Method(Method):
                 "how2_teacher": self.config.teacher,
                 # what each answer was for: the item asked about, or the task (benchmarks
                 # whose teacher plans whole tasks, or a query that names no item)
-                "teacher_answered_for": self.ctx.teacher.answered_for}
+                "teacher_answered_for": self.ctx.teacher.answered_for,
+                # what each answer said: a plan, already there, not possible
+                "teacher_answer_kinds": self.ctx.teacher.answer_kinds}
 
     def state(self) -> Any:
         return {"memory": self.memory.to_json()}

@@ -1,8 +1,9 @@
-"""Reflexion (Shinn et al., NeurIPS 2023) on top of ReAct: several trials per instance
-(`--trials N`); after a failed trial the model writes a verbal reflection on it, and the
-next trials of the same instance are given the last `memory` reflections (3, as in the
-paper's ALFWorld setup). A trial that succeeds ends nothing by itself (the harness runs
-the trials it was asked for); the leaderboard's `--trials max` or `last` reads them.
+"""Reflexion (Shinn et al., NeurIPS 2023) on top of ReAct: up to `--trials N` trials per
+instance; after a failed trial the model writes a verbal reflection on it, and the next
+trials of the same instance are given the last `memory` reflections (3, as in the paper's
+ALFWorld setup). An instance stops at its first success, as in the paper (the protocol's
+`stop_after_success`: later trials are not played), and its score is that trial's, else
+the last trial's (`first_success`), never a best-of-N.
 
 The actor is ReAct with the same prompt (`methods/react`); the reflections are placed after
 the examples and before the episode. The reflection sees the episode as the actor played
@@ -37,16 +38,18 @@ class ReflexionConfig(ReactConfig):
 
 class ReflexionMethod(ReactMethod):
     name = "reflexion"
-    version = "1"  # bump when a change alters what it does (lifebench.api.Method.version)
+    version = "2"  # bump when a change alters what it does (lifebench.api.Method.version)
+    # 2: stops an instance at its first success (1 played every trial)
     Config = ReflexionConfig
     stateless = False  # its reflections carry across trials
 
     @classmethod
     def protocol(cls, benchmark: Any) -> EvaluationProtocol:
         return EvaluationProtocol(
-            trials=3, scored_trial="max",
-            source="AutoContext §5.1 (Reflexion limited to three trials); Reflexion's success "
-                   "is by any trial (Shinn et al. 2023, §4)")
+            trials=3, scored_trial="first_success", stop_after_success=True,
+            source="AutoContext §5.1 (Reflexion limited to three trials); Reflexion stops an "
+                   "instance at its first success, whose score is its score (Shinn et al. "
+                   "2023, §4; its ALFWorld code ends a task's trials once it is solved)")
 
     @classmethod
     def scripted_reply(cls, request: ScriptedRequest) -> Optional[ScriptedReply]:

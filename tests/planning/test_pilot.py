@@ -27,25 +27,30 @@ def test_pilot_then_run_lands_inside_the_interval_and_replays_nothing(llm_server
                                                                       tmp_path):
     endpoint = llm_server(policy="scripted")
     out = tmp_path / "out"
-    planned = lifebench_cli("grid", "--plan", "--pilot", "2", *SLICE, "--base-url", endpoint.url,
+    planned = lifebench_cli("grid", "--plan", "--pilot", "3", *SLICE, "--base-url", endpoint.url,
                             "--out", str(out))
     assert planned.returncode == 0, planned.stderr
     plan = json.loads((out / "plan.json").read_text())
     assert plan["version"] == 2 and plan["interval"] == "90%"
     pilot_records = read_records(out)
-    # the pilot: the first 2 instances of every cell, every trial, real results in OUT
-    assert len(pilot_records) == 2 * (1 + 3) * 3
-    assert {r["episode_index"] for r in pilot_records if r["method"] == "react"} == {0, 1}
+    # the pilot: the first 3 instances of every cell, every trial (Reflexion's until its
+    # first success), real results in OUT
+    stops_at_success(pilot_records, instances=3)
+    assert {r["episode_index"] for r in pilot_records if r["method"] == "react"} == {0, 1, 2}
     # its cost, printed: exactly what the endpoint served
     sent = endpoint.stats()["requests"]
     assert plan["pilot"]["calls"] == sent == sum(r["llm_calls"] for r in pilot_records)
-    assert f"pilot: 24 episodes (24 attempts) on {endpoint.url}: {sent:,} LLM calls" in planned.stdout
+    n = len(pilot_records)
+    assert f"pilot: {n} episodes ({n} attempts) on {endpoint.url}: {sent:,} LLM calls" in planned.stdout
     pilot_requests = {json.dumps(r, sort_keys=True) for r in endpoint.requests()}
     cells = {(c["method"], c["benchmark"]): c for c in plan["cells"]}
-    assert all(c["episodes_to_run"] == c["episodes"] - c["recorded"]["episodes"] for c in cells.values())
+    # what is left: every episode not recorded, but Reflexion's trials after a success
+    for (method, _), c in cells.items():
+        left = c["episodes"] - c["recorded"]["episodes"]
+        assert c["episodes_to_run"] == left if method == "react" else c["episodes_to_run"] <= left
     # planned again on what the pilot recorded: nothing to play, and the same plan (the
     # bootstrap is seeded)
-    again = lifebench_cli("grid", "--plan", "--pilot", "2", *SLICE, "--base-url", endpoint.url,
+    again = lifebench_cli("grid", "--plan", "--pilot", "3", *SLICE, "--base-url", endpoint.url,
                           "--out", str(out))
     assert again.returncode == 0 and endpoint.stats()["requests"] == sent
     replanned = json.loads((out / "plan.json").read_text())
@@ -55,12 +60,13 @@ def test_pilot_then_run_lands_inside_the_interval_and_replays_nothing(llm_server
 
     run = lifebench_cli("grid", *SLICE, "--base-url", endpoint.url, "--out", str(out))
     assert run.returncode == 0, run.stderr
-    assert "24 recorded before" in run.stdout
+    assert f"{n} recorded before" in run.stdout
     records = read_records(out)
     assert records[:len(pilot_records)] == pilot_records  # kept, not played again
     new = records[len(pilot_records):]
     keys = [(r["method"], r["benchmark"], r["instance_id"], r["trial"]) for r in records]
-    assert len(keys) == len(set(keys)) == (1 + 3) * 8 * 3  # each episode once
+    assert len(keys) == len(set(keys))  # each episode once
+    stops_at_success(records, instances=8)
     # every request the full run sent belongs to an episode the pilot did not play ...
     assert endpoint.stats()["requests"] - sent == sum(r["llm_calls"] for r in new)
     # ... and none of the pilot's requests came again (the server keeps the last 1000; a
@@ -79,11 +85,13 @@ def test_pilot_then_run_lands_inside_the_interval_and_replays_nothing(llm_server
             assert held + low <= spent <= held + high, (method, benchmark, name, low, spent, high)
             totals[name] += spent
             central[name] += held + cell["central"][name]
-    # The total's central estimate within 25% of what was spent (here -17% on calls and on
-    # prompt tokens). A cell's own central estimate is no better than its 2 instances: the
-    # scripted model never fails ALFWorld's first games, so the share of long instances a
-    # pilot of 2 cannot rule out puts ReAct's there at 2.5x what it spent, while TextWorld's
-    # first 2 games are its 2 shortest (a third under); the intervals hold both.
+    # The total's central estimate within 25% of what was spent. A cell's own central
+    # estimate is no better than its 3 instances: the scripted model never fails ALFWorld's
+    # first games, so the share of long instances a small pilot cannot rule out puts ReAct's
+    # there well above what it spent, while TextWorld's first games are its shortest; the
+    # intervals hold both. (A pilot of 2, enough while Reflexion played every trial, left
+    # its TextWorld cell with two instances won at their first trial: too few to see that
+    # the rest lose every trial at the budget.)
     for name in totals:
         assert abs(central[name] - totals[name]) <= 0.25 * totals[name], (name, central, totals)
 
@@ -105,3 +113,18 @@ def test_pilot_needs_an_endpoint_and_a_plan(lifebench_cli, tmp_path):
     one_line_error(lifebench_cli(*base, *endpoint, "--plan", "--pilot-full-preparation"),
                    "--pilot-full-preparation", "--pilot N")
     assert not (tmp_path / "out").exists()
+
+
+def stops_at_success(records: list[dict], instances: int) -> None:
+    """ReAct: one episode per instance of each benchmark; Reflexion: trials from 0 until the
+    first success, or all 3 failing (its protocol stops an instance at its first success)."""
+    assert sum(r["method"] == "react" for r in records) == instances * 3
+    trials: dict = {}
+    for r in records:
+        if r["method"] == "reflexion":
+            trials.setdefault((r["benchmark"], r["instance_id"]), []).append((r["trial"], r["success"]))
+    assert len(trials) == instances * 3
+    for played in trials.values():
+        assert [t for t, _ in played] == list(range(len(played)))
+        assert [won for _, won in played[:-1]] == [False] * (len(played) - 1)
+        assert played[-1][1] or len(played) == 3

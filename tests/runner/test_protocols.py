@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import read_records
 from lifebench.api import EvaluationProtocol
 from lifebench.config.run import LLMConfig, RunConfig
 from lifebench.runner.streams import Refusal, expand
@@ -20,8 +21,9 @@ def streams_of(refused=None, **given):
 def test_papers_trials_without_any_flag():
     streams = streams_of(benchmarks=("scienceworld",), methods=("react", "reflexion", "step", "clin"))
     assert {s.method: s.trials for s in streams} == {"react": 1, "reflexion": 3, "step": 5, "clin": 5}
-    assert {s.method: s.scored_trial for s in streams} == {"react": None, "reflexion": "max",
+    assert {s.method: s.scored_trial for s in streams} == {"react": None, "reflexion": "first_success",
                                                            "step": "max", "clin": "max"}
+    assert {s.method for s in streams if s.stop_after_success} == {"reflexion"}
     given = streams_of(benchmarks=("scienceworld",), methods=("reflexion", "step"), trials=2)
     assert {s.trials for s in given} == {2}
 
@@ -86,3 +88,35 @@ def test_grid_refuses_what_a_plain_run_rejects():
     assert [s.method for s in expand(config, refused, grid=True)] == ["random"]
     assert refused[0].line() == ("react on plancraft:val: needs an LLM: give --model NAME and "
                                  "--base-url URL")
+
+
+def test_reflexion_stops_an_instance_at_its_first_success_and_resumes_past_it(cli, llm_server, tmp_path):
+    """Corridors of 2, 3 and 4 cells, 2 steps a trial, an agent that always goes right: the
+    first corridor is solved at trial 0 and its trials 1 and 2 are not played; the others
+    fail all three. Its score is the first success's, else the last trial's; a run resumed
+    after the skipped trials (its memory saved at their positions) plays on from there."""
+    srv = llm_server(script=["Thought: onwards.\nAction: right"])
+    out = tmp_path / "out"
+
+    def reflexion(limit: str):
+        return cli("run", "--no-progress", "--method", "reflexion", "--model", "m", "--base-url",
+                   srv.url, "--cache", "off", "--workers", "0", "--out", str(out), "--benchmark",
+                   "corridor", "--split", "tiny", "--max-steps", "2", "--limit", limit,
+                   "--method-arg", "examples=0")
+
+    first = reflexion("1")
+    assert first.returncode == 0, first.stderr
+    assert "2 trials not played (an earlier trial of their instance succeeded)" in first.stdout
+    resumed = reflexion("3")
+    assert resumed.returncode == 0, resumed.stderr
+    records = read_records(out)
+    assert [(r["instance_id"], r["trial"], r["success"]) for r in records] == \
+        [("corridor-2", 0, True)] + [(f"corridor-{n}", t, False) for n in (3, 4) for t in range(3)]
+    again = reflexion("3")  # every trial settled: recorded, or not to be played
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+    from lifebench.api.reporting import aggregate_trials
+    from lifebench.store.records_file import read_directory
+
+    scored = aggregate_trials(read_directory(out), "first_success")
+    assert [(r.instance_id, r.trial) for r in scored] == [("corridor-2", 0), ("corridor-3", 2),
+                                                         ("corridor-4", 2)]

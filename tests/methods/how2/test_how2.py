@@ -103,6 +103,7 @@ def test_algorithm1_hits_misses_relevance_tags_and_parse(cli, llm_server, tmp_pa
     assert results[1::2] == [f"Memory for quartz (1 entry):\n{ENTRY_A}",
                              f"Memory for quartz_ore (1 entry):\n{ENTRY_A}"]
     assert [r["extra"]["teacher_answered_for"] for r in records] == [{"task": 1}, {}, {"task": 1}, {}]
+    assert [r["extra"]["teacher_answer_kinds"] for r in records] == [{"plan": 1}, {}, {"plan": 1}, {}]
     # the parse role saw the teacher's answer in the paper's form, slots without brackets
     parse = [r for r in requests if role_of(r) == "parse"][0]["messages"][-1]["content"]
     assert "To craft quartz, follow these steps:\n1. " in parse and "How do I make quartz?" in parse
@@ -511,3 +512,22 @@ def test_memory_round_trip_and_exact_match():
     assert memory.lookup("oak planks") == [] and memory.lookup(" OAK_PLANKS") == [entry]
     again = Memory.from_json(json.loads(json.dumps(memory.to_json())))
     assert again.entries == memory.entries and len(again) == 1
+
+
+def test_an_item_already_held_is_never_not_possible():
+    """Issue 62's repro: 4 oak_planks and 2 oak_log held, the target a crafting_table, the
+    question about oak_planks. The planner's empty plan (nothing to do) was read as
+    impossible; the answer says nothing is left to do, as it does for an item on the grid."""
+    from lifebench.benchmarks.plancraft.teaching import planner_plan
+    from lifebench.runner.teacher import answer_kind, render_plan
+
+    held = {10: {"type": "oak_planks", "quantity": 4}, 11: {"type": "oak_log", "quantity": 2}}
+    for inventory in (held, {5: {"type": "oak_planks", "quantity": 1}, 11: {"type": "oak_log", "quantity": 2}}):
+        plan = planner_plan(inventory, "crafting_table", "oak_planks")
+        assert answer_kind(plan) == "already there" and not plan.impossible
+        assert render_plan(plan, "executable") == \
+            "Nothing is left to do to craft oak_planks: the goal is already reached."
+    # an item that cannot be made from here is still not possible; the target still planned
+    assert answer_kind(planner_plan({11: {"type": "oak_log", "quantity": 1}}, "crafting_table", "diamond")) \
+        == "not possible"
+    assert answer_kind(planner_plan(held, "crafting_table", None)) == "plan"
