@@ -32,7 +32,7 @@ from lifebench.api.records import (SCHEMA_VERSION, CallTokens, EpisodeOutcome, E
                                    TrajectoryStep)
 from lifebench.api.scripted import ScriptedReply, ScriptedRequest, generic_reply
 from lifebench.api.reporting import (PER_TASK_METRICS, TRIAL_AGGREGATIONS, Metric, Table,
-                                     TableMaker, aggregate_trials)
+                                     TableMaker, aggregate_trials, config_setting)
 from lifebench.api.teaching import (ANSWER_KINDS, PLAN_ABOUT, TEACHER_STYLES, PlanStep, Teacher, TeacherPlan,
                                     remaining_sequence)
 from lifebench.api.training import TRAINING_CURVES, TrainingCurves
@@ -70,5 +70,5 @@ __all__ = [
     "ScriptedReply", "ScriptedRequest", "generic_reply",
     # reporting
     "PER_TASK_METRICS", "TRIAL_AGGREGATIONS", "Metric", "Table", "TableMaker",
-    "aggregate_trials", "TRAINING_CURVES", "TrainingCurves",
+    "aggregate_trials", "config_setting", "TRAINING_CURVES", "TrainingCurves",
 ]

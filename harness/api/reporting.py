@@ -17,9 +17,10 @@ and never tests a plugin's name:
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 if TYPE_CHECKING:
     from lifebench.api.records import EpisodeRecord
@@ -59,6 +60,15 @@ class Table:
 # A plugin's table maker: the result records of its benchmark (or method), and a method's
 # `table_peers`' on the same splits -> tables.
 TableMaker = Callable[[Sequence["EpisodeRecord"]], Sequence[Table]]
+
+
+def config_setting(config: Any, leave_out: Sequence[str] = ()) -> str:
+    """A typed config's fields away from their defaults, as `name=value, ...` ("" when none),
+    the fields in `leave_out` aside: what tells two configurations of one method apart where
+    a table shows some of its fields in columns of their own (How²'s strategy and teacher)."""
+    default = type(config)()
+    return ", ".join(f"{f.name}={getattr(config, f.name)}" for f in dataclasses.fields(config)
+                     if f.name not in leave_out and getattr(config, f.name) != getattr(default, f.name))
 
 
 def aggregate_trials(results: Sequence["EpisodeRecord"], how: str) -> list["EpisodeRecord"]:

@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 
 from lifebench import registry
 from lifebench.api.errors import UserError, unknown_name
+from lifebench.api.reporting import config_setting
 from lifebench.config.options import coerce
 
 KINDS = ("method", "benchmark", "context")
@@ -123,10 +124,7 @@ def plugin_configs(kind: str, name: str, args: dict[str, Any],
 
 
 def changed_fields(config: Any) -> str:
-    default = type(config)()
-    changed = [f"{f.name}={getattr(config, f.name)}" for f in dataclasses.fields(config)
-               if getattr(config, f.name) != getattr(default, f.name)]
-    return ", ".join(changed) or "default config"
+    return config_setting(config) or "default config"
 
 
 def resolve_splits(benchmarks: tuple[str, ...],

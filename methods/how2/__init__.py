@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from lifebench.api import (TEACHER_STYLES, Benchmark, EpisodeOutcome, EpisodeTools, Method,
                            MethodNeeds, Observation, RoleParams, StreamContext, TaskInfo,
-                           curriculum_split, is_curriculum_split, mark_groups)
+                           config_setting, curriculum_split, is_curriculum_split, mark_groups)
 from lifebench.methods.how2 import prompts, scripted
 from lifebench.methods.how2.memory import Entry, Memory, normalise, parsed_entry
 from lifebench.methods.how2.analysis import appendix_tables
@@ -187,6 +187,8 @@ class How2Method(Method):
         stats = dict(self.stats)
         return {**stats, "intervention": stats["cache_misses"] > 0,
                 "memory_entries": len(self.memory), "how2_strategy": self.config.strategy,
+                # the rest of its configuration (tables keep configurations apart by it)
+                "how2_setting": config_setting(self.config, ("strategy", "teacher")),
                 "how2_teacher": self.config.teacher,
                 # what each answer was for: the item asked about, or the task (benchmarks
                 # whose teacher plans whole tasks, or a query that names no item)

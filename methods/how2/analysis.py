@@ -111,7 +111,7 @@ def _episodes(records: Sequence[EpisodeRecord]) -> dict[tuple[str, str], dict[st
     """(strategy, teacher) -> family -> records, in the Table 1 setting's order, Table 1's
     strategies only, every model and seed pooled."""
     out: dict[tuple[str, str], dict[str, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
-    for (strategy, teacher, _), by_family in _groups(records, _table1_order(records)).items():
+    for (strategy, teacher, _, _), by_family in _groups(records, _table1_order(records)).items():
         if strategy in TABLE1_STRATEGIES:
             for family, by_seed in by_family.items():
                 out[(strategy, teacher)][family] += [r for rs in by_seed.values() for r in rs]

@@ -33,6 +33,7 @@ the Table 1 setting's records (curriculum order when there are any, else file or
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from statistics import fmean, stdev
@@ -133,8 +134,9 @@ SR_NOTE = ("SR: success over the solvable examples only, as the paper's (its Tab
            "as a success (Plancraft's evaluator, and the leaderboard's grid); imp. F1 over every "
            "example")
 
-# (strategy, teacher, model) -> family -> seed -> records
-Groups = dict[tuple[str, str, Optional[str]], dict[str, dict[int, list[EpisodeRecord]]]]
+# (strategy, teacher, model, the rest of the config) -> family -> seed -> records: two
+# configurations of one strategy and teacher (gold_stop on and off, say) are never pooled
+Groups = dict[tuple[str, str, Optional[str], str], dict[str, dict[int, list[EpisodeRecord]]]]
 
 
 def strategy_of(record: EpisodeRecord) -> str:
@@ -155,7 +157,8 @@ def _groups(records: Sequence[EpisodeRecord], ordered: bool, solvable_only: bool
             continue
         strategy = strategy_of(r)
         teacher = "-" if strategy == "base" else str(r.extra.get("how2_teacher", "?"))
-        groups[(strategy, teacher, r.model)][family][r.seed].append(r)
+        setting = str(r.extra.get("how2_setting") or "")
+        groups[(strategy, teacher, r.model, setting)][family][r.seed].append(r)
     return groups
 
 
@@ -225,24 +228,28 @@ def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
     headers = _table1_headers(["strategy", "teacher", "model"]) + ["seeds"]
     spread = [name == "SR" for _ in FAMILIES for name, _ in COLUMNS]
     rows = []
-    for strategy in sorted({k[0] for k in keys}, key=lambda s: _rank(STRATEGIES, s)):
-        for model in sorted({k[2] or "" for k in keys if k[0] == strategy}):
-            mine = sorted((k for k in keys if k[0] == strategy and (k[2] or "") == model),
-                          key=lambda k: (_rank(TEACHER_STYLES, k[1]), k[1]))
-            columns = []
-            for key in mine:
-                cells = _cells(groups[key])
-                columns.append(cells)
-                seeds = {s for f in FAMILIES for s in groups[key].get(f, {})}
-                rows.append([strategy, key[1], model or "-",
-                             *(_shown(c, sd) for c, sd in zip(cells, spread)), str(len(seeds))])
-            if len(mine) > 1:  # the mean of the teachers' rows, as the paper's avg rows
-                means = [[_mean(c) for c in column if c] for column in zip(*columns)]
-                rows.append([strategy, "avg", model or "-",
-                             *(_number(_mean(m)) if m else "-" for m in means), ""])
+    for strategy, model, setting in sorted({(k[0], k[2] or "", k[3]) for k in keys},
+                                           key=lambda c: (_rank(STRATEGIES, c[0]), c[1], c[2])):
+        # a configuration named by the fields that set it apart, where the strategy has several
+        several = len({k[3] for k in keys if k[0] == strategy and (k[2] or "") == model}) > 1
+        label = f"{strategy} ({setting or 'default config'})" if several else strategy
+        mine = sorted((k for k in keys if k[0] == strategy and (k[2] or "") == model
+                       and k[3] == setting),
+                      key=lambda k: (_rank(TEACHER_STYLES, k[1]), k[1]))
+        columns = []
+        for key in mine:
+            cells = _cells(groups[key])
+            columns.append(cells)
+            seeds = {s for f in FAMILIES for s in groups[key].get(f, {})}
+            rows.append([label, key[1], model or "-",
+                         *(_shown(c, sd) for c, sd in zip(cells, spread)), str(len(seeds))])
+        if len(mine) > 1:  # the mean of the teachers' rows, as the paper's avg rows
+            means = [[_mean(c) for c in column if c] for column in zip(*columns)]
+            rows.append([label, "avg", model or "-",
+                         *(_number(_mean(m)) if m else "-" for m in means), ""])
     place = "" if ordered else ", file order"
     agreement = agreement_note(
-        (f"{key[0]}/{key[1]}" + (f" @{key[2]}" if key[2] else ""),
+        (f"{key[0]}/{key[1]}" + (f" ({key[3]})" if key[3] else "") + (f" @{key[2]}" if key[2] else ""),
          records_sample([r for by_seed in groups[key].values() for rs in by_seed.values()
                          for r in rs], lambda r: float(r.success), _example))
         for key in keys)
@@ -254,7 +261,7 @@ def _table1(groups: Groups, keys: list, ordered: bool) -> Table:
 def _pooled_records(groups: Groups, strategies: Sequence[str], teachers: Sequence[str],
                     families: Sequence[str] = FAMILIES) -> list[EpisodeRecord]:
     """The records of the given cells, over seeds and families (every model)."""
-    return [r for (strategy, teacher, _), by_family in groups.items()
+    return [r for (strategy, teacher, _, _), by_family in groups.items()
             if strategy in strategies and teacher in teachers
             for f in families for rs in by_family.get(f, {}).values() for r in rs]
 
@@ -341,7 +348,7 @@ def tests(records: Sequence[EpisodeRecord]) -> list[Table]:
 
 def _table7(groups: Groups, label: str, paper: bool) -> Optional[Table]:
     values, teachers, memories = [], [], []
-    for (strategy, teacher, _), by_family in groups.items():
+    for (strategy, teacher, _, _), by_family in groups.items():
         if strategy in TABLE7["memory"] and teacher in TABLE7["teachers"]:
             for f in FAMILIES:
                 for rs in by_family.get(f, {}).values():
@@ -411,4 +418,17 @@ def table6(records: Sequence[EpisodeRecord]) -> list[Table]:
 
 
 def how2_tables(records: Sequence[EpisodeRecord]) -> list[Table]:
-    return table1(records) + table6(records) + tests(records)
+    """Table 1 keeps each configuration's rows apart (`how2_setting`); the tables that pool
+    strategies or teachers (Table 6, the tests) are made once per configuration, titled by
+    the fields that set it apart, where the records hold several."""
+    settings = sorted({str(r.extra.get("how2_setting") or "") for r in records
+                       if r.method == "how2"})
+    pooled: list[Table] = []
+    for setting in settings:
+        mine = [r for r in records if str(r.extra.get("how2_setting") or "") == setting]
+        made = table6(mine) + tests(mine)
+        if len(settings) > 1:
+            made = [dataclasses.replace(t, title=f"{t.title} [{setting or 'default config'}]")
+                    for t in made]
+        pooled += made
+    return table1(records) + pooled

@@ -384,7 +384,8 @@ TABLE1 = Comparison(
     notes=("SR (%): success rate, the paper's measure",
            "paper (ALFWorld, <backbone>): the paper's Table 1, success rate (%) on ALFWorld's "
            "unseen tasks, cited: its backbones, not our model; its WKM and GenGround have no "
-           "method here"))
+           "method here; its Reflexion row has one (`--method reflexion`) but the Table 1 "
+           "spec does not run it, so the row shows only where the results hold Reflexion's"))
 TABLE2 = Comparison(
     "scienceworld", f"InstructRAG Table 2, {TRANSFER}", "score (x100)",
     "paper (HotpotQA → ScienceWorld, {})", PAPER_TABLE2, trained_on="alfworld",

@@ -37,7 +37,7 @@ from typing import Any, Optional, Sequence
 
 from lifebench.api import (EndEpisode, EpisodeOutcome, EvaluationProtocol, EpisodeTools, Method, MethodNeeds,
                            Observation, Prompt, PromptPart, RoleParams, StreamContext, TaskInfo,
-                           filled, fixed, history)
+                           config_setting, filled, fixed, history)
 from lifebench.embeddings import DEFAULT_MODEL, get_embedder
 
 from lifebench.methods.clin import (free_state, gold_cap, read_action, stop_note, stop_reason,
@@ -405,6 +405,7 @@ class StepMethod(Method):
 
     def episode_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"step_planner": self.config.planner,
+                                 "step_setting": config_setting(self.config, ("planner",)),
                                  **{"step_" + k: v for k, v in self.counts.items()},
                                  **self.formats.extra()}
         if self.stopped:

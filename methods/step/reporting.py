@@ -34,10 +34,12 @@ def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
     groups: dict[tuple, dict[bool, list[EpisodeRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         planner = r.extra.get("step_planner")
-        if isinstance(planner, bool):
-            groups[(r.benchmark, r.split, r.model)][planner].append(r)
+        if isinstance(planner, bool):  # configurations apart: the rest of each one's config
+            setting = str(r.extra.get("step_setting") or "")
+            groups[(r.benchmark, r.split, r.model, setting)][planner].append(r)
+    several = len({key[3] for key in groups}) > 1
     tables = []
-    for (benchmark, split, model), arms in sorted(groups.items(), key=lambda kv: str(kv[0])):
+    for (benchmark, split, model, setting), arms in sorted(groups.items(), key=lambda kv: str(kv[0])):
         full, ablated = _best(arms[True]), _best(arms[False])
         shared = {r.instance_id for r in full} & {r.instance_id for r in ablated}
         if not shared:
@@ -59,6 +61,7 @@ def planner_ablation(records: Sequence[EpisodeRecord]) -> list[Table]:
             results = sum(1 for r in full if r.instance_id in ids)
             rows.append([name, *cells, n_label(len(ids), results), *paper])
         title = f"STEP w/o Planner, {benchmark} {split}" + (f" @{model}" if model else "") + \
+            (f" [{setting or 'default config'}]" if several else "") + \
             ": reduction against STEP (Table 2 layout)"
         tables.append(Table.of(title, ["tasks", "Δ avg score (↓)", "p (score)", "% succ. rate (↓)",
                                        "p (success)",

@@ -105,11 +105,13 @@ def test_ablations_are_named_from_their_build_config_and_shared_settings_are_not
     assert ablations(records + [crafter])[0].headers == ("method", "textworld")
 
 
-def crafter(success: dict[str, int], context=None, method="react", world="world-0", trial=0):
-    """A Crafter episode: its score is the achievements it unlocked, as Crafter's records."""
+def crafter(success: dict[str, int], context=None, method="react", world="world-0", trial=0,
+            survived=True):
+    """A Crafter episode: its score is the achievements it unlocked, as Crafter's records
+    (its success: it survived the whole episode)."""
     import dataclasses
 
-    played = record(method, world, success=True, steps=10, benchmark="crafter",
+    played = record(method, world, success=survived, steps=10, benchmark="crafter",
                     split="seeds-100", context=context, trial=trial, extra={"achievements": success})
     return dataclasses.replace(played, score=float(sum(n > 0 for n in success.values())))
 
@@ -128,19 +130,21 @@ def test_crafter_score_per_method_without_and_with_the_context():
 
 
 def test_reflexions_crafter_score_counts_only_its_scored_trial():
-    """Reflexion's protocol scores an instance's best trial (its trial 1 is plain ReAct):
-    the score is over that trial of each world, not over all three."""
+    """Reflexion's protocol scores an instance's first success (on Crafter, the first trial
+    that survives), else its last trial: the score is over that trial of each world, not
+    over all three, and never the best of them."""
     from lifebench import registry
     from lifebench.methods.autocontext.tables import SCORED_TRIAL
 
     assert registry.method_class("reflexion").protocol(registry.get_benchmark("crafter")).scored_trial \
         == SCORED_TRIAL
-    trials = [crafter({"a": 0, "b": 0}, method="reflexion", world=w, trial=t)
-              for w in ("world-0", "world-1") for t in (0, 1)]
-    best = [crafter({"a": 1, "b": 1}, method="reflexion", world="world-0", trial=2),
-            crafter({"a": 1, "b": 0}, method="reflexion", world="world-1", trial=2)]
-    table, _ = crafter_scores(trials + best)
-    # the best trials: a 100%, b 50% -> sqrt(101 * 51) - 1 (all six episodes would give 1/3, 1/6)
+    died = [crafter({"a": 1, "b": 1} if t == 0 else {"a": 0, "b": 0}, method="reflexion",
+                    world=w, trial=t, survived=False) for w in ("world-0", "world-1") for t in (0, 1)]
+    scored = [crafter({"a": 1, "b": 1}, method="reflexion", world="world-0", trial=2),
+              crafter({"a": 1, "b": 0}, method="reflexion", world="world-1", trial=2, survived=False)]
+    table, _ = crafter_scores(died + scored)
+    # world-0 survived its trial 2, world-1 never survived (its last trial): a 100%, b 50%
+    # -> sqrt(101 * 51) - 1 (all six episodes would give 2/3, 1/2; the best, trial 0's 100%)
     assert table.rows == (("reflexion", f"{(101 * 51) ** 0.5 - 1:.1f}"),)
     assert "the scored trial of each instance and seed" in table.notes[0]
 

@@ -531,3 +531,30 @@ def test_an_item_already_held_is_never_not_possible():
     assert answer_kind(planner_plan({11: {"type": "oak_log", "quantity": 1}}, "crafting_table", "diamond")) \
         == "not possible"
     assert answer_kind(planner_plan(held, "crafting_table", None)) == "plan"
+
+
+def test_tables_keep_configurations_apart():
+    """Issue 62: two configurations of one strategy and teacher (How²'s gold_stop on and off;
+    STEP's embedding model, say) were pooled into one row or table; each is now its own,
+    named by the fields that set it apart."""
+    from lifebench.api import EpisodeRecord
+    from lifebench.methods.how2.reporting import table1
+    from lifebench.methods.step.reporting import planner_ablation
+
+    def record(method, instance, seed, success, **extra):
+        return EpisodeRecord(run_id="r", benchmark="plancraft", split="val.curriculum",
+                             instance_id=instance, method=method, method_config_hash=str(sorted(extra.items())),
+                             model="m", seed=seed, trial=0, episode_index=0, budget_steps=10,
+                             steps=3, success=success, score=float(success), status="ok", extra=extra)
+
+    how2 = [record("how2", f"VAL{i}", 0, success=(i < 8 if gold else i < 2), how2_strategy="how2",
+                   how2_teacher="executable", how2_setting="" if gold else "gold_stop=False")
+            for gold in (True, False) for i in range(10)]
+    [ours] = [t for t in table1(how2) if t.title.startswith("How² on Plancraft")]
+    assert [(row[0], row[1], row[3].split(" ")[0]) for row in ours.rows] == [
+        ("how2 (default config)", "executable", "0.800"), ("how2 (gold_stop=False)", "executable", "0.200")]
+    step = [record("step", f"I{i}", 0, success=i < n, step_planner=planner, step_setting=setting)
+            for setting, n in (("", 6), ("embedder=other", 2)) for planner in (True, False)
+            for i in range(10)]
+    tables = planner_ablation(step)
+    assert [t.title.split("[")[1].split("]")[0] for t in tables] == ["default config", "embedder=other"]
