@@ -318,8 +318,9 @@ def _notes(notes: RunNotes, columns: list[ColumnKey], marks: dict, reasons: dict
            smoke: bool, best: str) -> list[str]:
     out = ["each cell: the benchmark's primary metric (success rate, or its score where "
            "its column says so) [95% CI] n=instances (and the results behind them where they "
-           "differ), trials scored as each method's protocol says, the interval clustered by "
-           f"task family or else by instance where those repeat; {best}: the best of the column"]
+           "differ), trials scored as each method's protocol says, the interval over "
+           "instances (their seeds averaged first), clustered by task family only where a "
+           f"benchmark samples its families; {best}: the best of the column"]
     if notes.baseline:
         out.append(f"▲/▼: significantly better/worse than {notes.baseline} (paired over the "
                    f"instances both ran, seeds averaged within each: McNemar's exact test or the "
