@@ -210,7 +210,9 @@ class CodeProcess:
         why = None
         if not self._send({"type": "init", "actions": list(self.actions),
                            "variables": self.variables}):
-            why = "its pipe broke at start"
+            # a broken pipe: the process ended before it read its first message (whether
+            # the write or its end comes first is the machine's timing, so one reason)
+            why = self._unread or "it ended before it was ready"
         else:
             try:
                 message = self._receive(max(self.limits.timeout_s, START_S))
