@@ -47,7 +47,9 @@ def plugin_path(tmp_path_factory) -> Path:
 def cli(plugin_path):
     """Run `lifebench ...` in a subprocess with the test plugin installed."""
 
-    def run(*args: str, timeout: float = 300, env: dict | None = None) -> CLIResult:
+    # the deadline is a guard against a hang, not a bound any result depends on: 15 minutes,
+    # several times the slowest command's time on a loaded machine (issue 64)
+    def run(*args: str, timeout: float = 900, env: dict | None = None) -> CLIResult:
         return run_cli(*args, timeout=timeout, cwd=ROOT, env={**plugin_env(plugin_path), **(env or {})})
 
     return run
