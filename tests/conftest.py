@@ -30,6 +30,28 @@ PLUGIN_SRC = ROOT / "tests" / "fixtures" / "testplugin"
 CANARY = "sk-canary-5f1d2e9c7b"  # an API key that must never be written anywhere
 
 
+# Runs that name no --workers play in the CLI's own process (a pool of one worker per core
+# costs each run 2-3x its CPU, and the suite's workers already fill the cores); the tests of
+# the pool, the workers' crashes and Ray name their --workers.
+os.environ.setdefault("LIFEBENCH_WORKERS", "0")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_embedding_store(tmp_path_factory) -> Path | None:
+    """The embeddings' store on disk (lifebench.embedding_store) for this session, shared by
+    its workers and every CLI they start (each would embed Plancraft's and ScienceWorld's
+    valid actions again, 5-30 s a process), and never the user's own."""
+    from lifebench.embedding_store import STORE_ENV
+
+    if os.environ.get(STORE_ENV, "").strip().lower() == "off":  # measuring without it
+        return None
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "embeddings"
+    folder.mkdir(exist_ok=True)
+    os.environ[STORE_ENV] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def plugin_path(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")

@@ -20,7 +20,7 @@ from conftest import ROOT, read_records
 # Lower layers first; a module may import its own package and the layers below it.
 LAYERS = {
     "lifebench.api": 0, "lifebench.splits": 0,
-    "lifebench.registry": 1, "lifebench.embeddings": 1,
+    "lifebench.registry": 1, "lifebench.embedding_store": 1, "lifebench.embeddings": 2,
     "lifebench.config": 2,
     "lifebench.llm": 3, "lifebench.store": 3,
     "lifebench.runner": 4,

@@ -7,11 +7,19 @@
 - `--max-test-seconds S` (`make test-profile`) fails the run when a test not marked slow
   took more than S seconds (setup, call and teardown together). CI never passes it: its
   machine is shared, and a duration there says nothing about the test.
+- `--profile-report FILE` (`make test-profile`) writes one JSON line per test: its phases'
+  seconds, its marks, the fixtures it set up (and their seconds) and the processes it
+  started, by kind; `tests/perf/profile_table.py FILE` turns it into tests/README.md's tables.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import json
+import os
+import subprocess
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +27,8 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--max-test-seconds", type=float, default=None, metavar="S",
                      help="fail when a test not marked slow takes more than S seconds")
+    parser.addoption("--profile-report", default=None, metavar="FILE",
+                     help="write each test's seconds, fixtures and started processes to FILE")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,6 +41,12 @@ def pytest_configure(config: pytest.Config) -> None:
     limit = config.getoption("--max-test-seconds")
     if limit is not None and not hasattr(config, "workerinput"):  # the controller judges
         config.pluginmanager.register(DurationLimit(limit), "lifebench-duration-limit")
+    report = config.getoption("--profile-report")
+    if report:
+        if not hasattr(config, "workerinput"):  # the controller starts the file, workers add
+            Path(report).parent.mkdir(parents=True, exist_ok=True)
+            Path(report).write_text("")
+        config.pluginmanager.register(Profiler(Path(report)), "lifebench-profiler")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -69,3 +85,74 @@ class DurationLimit:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.over() and session.exitstatus == 0:
             session.exitstatus = 1
+
+
+def process_kind(args) -> str:
+    """What a started process is, from its command line."""
+    argv = [str(a) for a in ([args] if isinstance(args, (str, bytes, os.PathLike)) else args)]
+    if len(argv) == 1 and " " in argv[0]:
+        argv = argv[0].split()  # a shell line
+    text = " ".join(argv)
+    name = os.path.basename(argv[0]) if argv else ""
+    if "embedded_app" in text or "llama_cpp.server" in text or (name == "lifebench" and " serve" in text):
+        return "llama.cpp server"
+    if "lifebench.testing.fakeserver" in text:
+        return "scripted server process"
+    if name == "lifebench" or "lifebench.cli" in text:
+        return "lifebench CLI"
+    if name == "java":
+        return "JVM"
+    if "chrom" in name:
+        return "chromium"
+    if " -m pip" in text:
+        return "pip"
+    if name.startswith("python") or name in ("sh", "bash"):
+        return "python or shell"
+    return name or "other"
+
+
+class Profiler:
+    """Per test: phases' seconds, marks, fixtures set up (with their seconds), processes
+    started by the test's own process by kind. One JSON line per test, appended by every
+    worker to the one file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.current = None
+        self.fixtures: dict[str, float] = {}
+        self.processes: Counter = Counter()
+        self.seconds: dict[str, float] = {}
+        started = subprocess.Popen._execute_child
+        profiler = self
+
+        def counted(popen, args, *rest, **kw):
+            if profiler.current is not None:
+                profiler.processes[process_kind(args)] += 1
+            return started(popen, args, *rest, **kw)
+
+        subprocess.Popen._execute_child = counted
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        began = time.perf_counter()
+        yield
+        if self.current is not None:
+            name = f"{fixturedef.argname} ({fixturedef.scope})"
+            self.fixtures[name] = self.fixtures.get(name, 0.0) + time.perf_counter() - began
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.current, self.fixtures, self.processes, self.seconds = item.nodeid, {}, Counter(), {}
+        yield
+        marks = sorted({m.name for m in item.iter_markers()} & {"slow", "real_model"})
+        line = {"test": item.nodeid, "file": item.nodeid.split("::")[0],
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "seconds": self.seconds,
+                "marks": marks, "fixtures": sorted(item.fixturenames),
+                "fixture_setup": {k: round(v, 3) for k, v in self.fixtures.items() if v >= 0.001},
+                "processes": dict(self.processes)}
+        with self.path.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        self.current = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.when] = round(self.seconds.get(report.when, 0.0) + report.duration, 3)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from lifebench.api import UserError
-from lifebench.api.data import fetch_command
+from lifebench.api.data import fetch_command, user_cache
 
 from lifebench.benchmarks.datadirs import find_data_dir
 from lifebench.benchmarks.manifests import sha256_file
@@ -23,7 +23,6 @@ IGE_SPLIT = "ige-cooking"
 IGE_DATA_DIR = "textworld/ige_cooking"
 IGE_DIR_ENV = "LIFEBENCH_IGE_COOKING"
 FETCH = fetch_command("textworld")
-CACHE_ENV = "LIFEBENCH_CACHE"
 # What tw-make writes; the game is played from the first two (the .ni is its source).
 GAME_SUFFIXES = (".z8", ".json", ".ni")
 PLAYED_SUFFIXES = (".z8", ".json")
@@ -42,7 +41,7 @@ def ige_games_dir() -> Path:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or "~/.cache/lifebench").expanduser() / "textworld"
+    return user_cache() / "textworld"
 
 
 def verify_games(folder: Path, rows: list[dict], fix: str) -> None:

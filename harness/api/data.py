@@ -29,13 +29,24 @@ def data_home() -> Path:
     chosen = os.environ.get(DATA_ENV)
     if chosen:
         return Path(chosen).expanduser()
+    return user_cache() / "data"
+
+
+CACHE_ENV = "LIFEBENCH_CACHE"
+
+
+def user_cache() -> Path:
+    """lifebench's cache folder: `$LIFEBENCH_CACHE`, else the platform's per-user one
+    (`~/.cache/lifebench` on Linux, under `$XDG_CACHE_HOME` when set)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
     if sys.platform == "darwin":
         cache = Path("~/Library/Caches").expanduser()
     elif sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
         cache = Path(os.environ["LOCALAPPDATA"])
     else:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
-    return cache / "lifebench" / "data"
+    return cache / "lifebench"
 
 
 def fetch_command(benchmark: str, force: bool = False) -> str:

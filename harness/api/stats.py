@@ -13,10 +13,22 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from scipy import stats as _stats
-
 from lifebench.api.permutation import (LARGE_SAMPLE_NULL, P_FLOOR, finite, sign_flip_pvalue,
                                         two_sample_pvalue)
+
+
+class _SciPyStats:
+    """scipy.stats, imported on first use: importing it costs ~0.5 s, which every process
+    that loads a benchmark or method reporting through this module (Plancraft's F1, How²'s
+    tables) paid at start, whether it computed a statistic or not."""
+
+    def __getattr__(self, name: str):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+_stats = _SciPyStats()
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

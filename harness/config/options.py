@@ -136,7 +136,10 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         if opt.flag is None:
             continue
         help_text = opt.spec.help
-        default = opt.default()
+        # a default made by a factory (the cores, $LIFEBENCH_WORKERS) is made on use, where
+        # a bad environment is a one-line error, unless the help shows it
+        made = opt.field.default is MISSING and not opt.spec.show_default
+        default = MISSING if made else opt.default()
         if opt.spec.show_default and default not in (MISSING, None, (), {}, []):
             help_text += f" (default: {_show(default)})"
         kwargs: dict[str, Any] = {"dest": opt.dest, "help": help_text, "default": None}

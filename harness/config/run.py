@@ -494,7 +494,18 @@ def split_list_keep(value: Any) -> list[str]:
     return [str(item) for item in items]
 
 
+WORKERS_ENV = "LIFEBENCH_WORKERS"
+
+
 def default_workers() -> int:
+    """`--workers` when not given: `$LIFEBENCH_WORKERS` (a machine's or a suite's own
+    default; 0 plays in the calling process), else one worker per core."""
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    if text:
+        if not text.isdigit():
+            raise UserError(f"{WORKERS_ENV}={text!r} is not a number of workers: set it to 0 "
+                            f"(in the calling process), 1, 2, ... or unset it (one per core)")
+        return int(text)
     return max(1, os.cpu_count() or 1)
 
 
@@ -505,7 +516,8 @@ class ExecutionConfig:
     out: Optional[str] = option(None, parse=parse_text,
                                 help="results directory (default: results/<run id>)")
     workers: int = option(factory=default_workers, minimum=0, show_default=False,
-                          help="worker processes (default: cores; 0 runs in this process)")
+                          help="worker processes (default: $LIFEBENCH_WORKERS, else cores; 0 runs in "
+                               "this process)")
     executor: Literal["local", "ray"] = option(
         "local", help="local, or ray (pip install 'lifebench[ray]')")
     concurrency: int = option(1, minimum=1, help="streams played at once in each worker (for "

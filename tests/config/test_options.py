@@ -77,3 +77,20 @@ def test_the_manifest_records_the_config_as_asked():
     recorded = config.to_dict()
     assert recorded["budgets"] == [5] and recorded["llm"]["cache"] == "rw"
     assert "method_arg" not in recorded
+
+
+def test_the_workers_default_is_the_environments_then_the_cores(monkeypatch, cli, tmp_path):
+    import os
+
+    from lifebench.config.run import WORKERS_ENV, default_workers
+
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert default_workers() == max(1, os.cpu_count() or 1)
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert default_workers() == 3 and from_sources(ExecutionConfig, args=parse("--workers", "1")).workers == 1
+    from conftest import one_line_error
+
+    refused = cli("run", "--benchmark", "corridor", "--split", "tiny", "--method", "random",
+                  "--out", str(tmp_path / "out"), env={WORKERS_ENV: "many"})
+    one_line_error(refused, f"{WORKERS_ENV}='many'", "unset it")
+    assert not (tmp_path / "out").exists()
