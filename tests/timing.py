@@ -145,7 +145,7 @@ class Profiler:
         self.current, self.fixtures, self.processes, self.seconds = item.nodeid, {}, Counter(), {}
         yield
         marks = sorted({m.name for m in item.iter_markers()} & {"slow", "real_model"})
-        line = {"test": item.nodeid, "file": item.nodeid.split("::")[0],
+        line = {"test": item.nodeid, "file": item.nodeid.split("::")[0], "ended": round(time.time(), 2),
                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "seconds": self.seconds,
                 "marks": marks, "fixtures": sorted(item.fixturenames),
                 "fixture_setup": {k: round(v, 3) for k, v in self.fixtures.items() if v >= 0.001},

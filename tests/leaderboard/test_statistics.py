@@ -228,7 +228,7 @@ def table_headers(text: str) -> dict[str, str]:
 def test_leaderboard_tables_and_plots(cli, tmp_path):
     out = tmp_path / "board"
     run = cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
-              "--method", "random,oracle", "--limit", "6", "--max-steps", "200", "--workers", "2",
+              "--method", "random,oracle", "--limit", "6", "--max-steps", "20", "--workers", "2",
               "--out", str(out))
     assert run.returncode == 0, run.stderr
     shutil.copytree(REFERENCE, tmp_path / "ref")
@@ -236,13 +236,13 @@ def test_leaderboard_tables_and_plots(cli, tmp_path):
     assert table.returncode == 0, table.stderr
     text = table.stdout
     # per-task table in ScienceWorld's task order, with mean scores
-    assert "scienceworld step18-v1, budget 200: mean score per task" in text
+    assert "scienceworld step18-v1, budget 20: mean score per task" in text
     section = text.split("mean score per task")[1].split("\n\n")[1]
     tasks = [line.split("|")[1].strip() for line in section.splitlines()[2:]]
     assert tasks[0].startswith("1-1") and tasks[-1] == "mean over tasks"
     assert "success within k steps" in text and "score 95% CI" in text
     figures = sorted(p.name for p in (tmp_path / "t").iterdir() if p.suffix in (".png", ".svg"))
-    assert "per-task-scienceworld-step18-v1-budget-200.png" in figures
+    assert "per-task-scienceworld-step18-v1-budget-20.png" in figures
     assert "success-vs-budget-plancraft-val.svg" in figures and "learning-curve-plancraft-val.png" in figures
     assert not any(name.startswith("success-vs-budget-crafter") for name in figures)
     # records carry the task family, and the grid clusters its intervals by it

@@ -96,6 +96,13 @@ def report(tests: list[dict], wall: float | None, top: int) -> str:
             table(["test", "seconds", "marked slow"],
                   [[t["test"], f"{seconds(t):.1f}", "yes" if "slow" in t["marks"] else ""]
                    for t in slowest[:top]]), ""]
+    ends: dict[str, float] = {}
+    for t in tests:
+        if "ended" in t:
+            ends[t["worker"]] = max(ends.get(t["worker"], 0.0), t["ended"])
+    if len(ends) > 1:
+        out += [f"The workers ended {max(ends.values()) - min(ends.values()):.0f} s apart "
+                f"(the run's tail on fewer cores).", ""]
     over = [t for t in slowest if seconds(t) > LIMIT_S and "slow" not in t["marks"]]
     out.append(f"Tests over {LIMIT_S:g} s not marked slow: "
                + (", ".join(f"{t['test']} ({seconds(t):.0f} s)" for t in over) if over else "none"))
