@@ -51,7 +51,8 @@ def run_confined(plan: str, harden: bool = True) -> list[str]:
     """`plan`, unchecked, run confined (`confined_source`); its printed lines."""
     proc = start_confined(plan, harden)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err.decode()
+    # the exit status too: a plan ended by a signal says nothing on stderr
+    assert proc.returncode == 0, (proc.returncode, err.decode(), out.decode()[-2000:])
     return out.decode().splitlines()
 
 
