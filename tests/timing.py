@@ -96,6 +96,8 @@ def process_kind(args) -> str:
     name = os.path.basename(argv[0]) if argv else ""
     if "embedded_app" in text or "llama_cpp.server" in text or (name == "lifebench" and " serve" in text):
         return "llama.cpp server"
+    if "lifebench.testing.cli_forks" in text:
+        return "CLI fork parent"
     if "lifebench.testing.fakeserver" in text:
         return "scripted server process"
     if name == "lifebench" or "lifebench.cli" in text:
@@ -131,6 +133,16 @@ class Profiler:
             return started(popen, args, *rest, **kw)
 
         subprocess.Popen._execute_child = counted
+        from lifebench.testing.cli_forks import CLIForks
+
+        forked = CLIForks.run
+
+        def counted_fork(forks, args, *rest, **kw):  # a command forked, not started
+            if profiler.current is not None:
+                profiler.processes["lifebench CLI"] += 1
+            return forked(forks, args, *rest, **kw)
+
+        CLIForks.run = counted_fork
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):

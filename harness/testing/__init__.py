@@ -74,10 +74,26 @@ class CLIResult:
     stderr: str
 
 
+_forks: Any = None  # this process's CLIForks, made on first use
+
+
 def run_cli(*args: str, env: Optional[dict[str, str]] = None, timeout: float = 600,
             cwd: Optional[str | Path] = None) -> CLIResult:
     """`lifebench ARGS...` in a subprocess of this interpreter (plugins installed in its
-    environment are found through their entry points)."""
+    environment are found through their entry points). With `LIFEBENCH_CLI_FORKS` set, a
+    child forked from a process that imported the CLI already (`lifebench.testing.cli_forks`)."""
+    from lifebench.testing import cli_forks
+
+    modules = cli_forks.preload_modules(env)
+    if modules is not None:
+        global _forks
+        if _forks is None or _forks.modules != modules:
+            if _forks is not None:
+                _forks.close()
+            _forks = cli_forks.CLIForks(modules)
+        code, out, err = _forks.run(args, {**os.environ, **(env or {})}, None if cwd is None
+                                    else str(cwd), timeout)
+        return CLIResult(code, out, err)
     proc = subprocess.run([sys.executable, "-m", "lifebench.cli", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=cwd, env={**os.environ, **(env or {})})
     return CLIResult(proc.returncode, proc.stdout, proc.stderr)
