@@ -34,9 +34,10 @@ CANARY = "sk-canary-5f1d2e9c7b"  # an API key that must never be written anywher
 # costs each run 2-3x its CPU, and the suite's workers already fill the cores); the tests of
 # the pool, the workers' crashes and Ray name their --workers.
 os.environ.setdefault("LIFEBENCH_WORKERS", "0")
-# `run_cli`'s commands are forked from a process that imported the CLI, numpy and Plancraft
-# already (lifebench.testing.cli_forks): 0.3-1.5 s of imports saved in each of ~600 commands
-os.environ.setdefault("LIFEBENCH_CLI_FORKS", "numpy,plancraft.config")
+# `run_cli`'s commands are forked from a process that imported the CLI, numpy, Plancraft,
+# TextWorld and Crafter once (lifebench.testing.cli_forks): 0.3-2 s saved in each of ~600
+# commands
+os.environ.setdefault("LIFEBENCH_CLI_FORKS", "numpy,plancraft.config,textworld,crafter")
 
 
 @pytest.fixture(scope="session", autouse=True)
