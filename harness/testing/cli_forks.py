@@ -6,7 +6,8 @@ The child is a process of its own, as `python -m lifebench.cli` would be: its ow
 status, signals, working directory, environment and `sys.path` (`PYTHONPATH` applied again),
 its stdout and stderr in files of the caller's. What it shares with its siblings is what
 the parent imported before any command ran, and the parent's hash seed: so that two
-commands of one test do not share it, `CLIForks` keeps two parents and takes them in turn.
+consecutive commands (a run and its rerun) do not share it, `CLIForks` keeps two parents
+and takes them in turn.
 
 `LIFEBENCH_CLI_FORKS` turns it on for `run_cli`: a comma-separated list of modules the
 parents import besides `lifebench.cli` (e.g. `numpy,plancraft.config`), or `on`. A command
