@@ -228,8 +228,7 @@ def table_headers(text: str) -> dict[str, str]:
 def test_leaderboard_tables_and_plots(cli, tmp_path):
     out = tmp_path / "board"
     run = cli("run", "--no-progress", "--benchmark", "scienceworld", "--split", "step18-v1",
-              "--method", "random,oracle", "--limit", "6", "--max-steps", "20", "--workers", "2",
-              "--out", str(out))
+              "--method", "random,oracle", "--limit", "6", "--max-steps", "20", "--out", str(out))
     assert run.returncode == 0, run.stderr
     shutil.copytree(REFERENCE, tmp_path / "ref")
     table = cli("leaderboard", str(out), str(tmp_path / "ref"), "--output", str(tmp_path / "t" / "board.md"))
