@@ -27,6 +27,7 @@ import collections
 import logging
 import os
 import queue
+import socket
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -57,6 +58,18 @@ def import_ray() -> Any:
     except ImportError:
         raise UserError("--executor ray needs Ray: pip install 'lifebench[ray]'") from None
     return ray
+
+
+def _check_reachable(address: str) -> None:
+    """A HOST:PORT nobody listens on, refused at once: Ray itself retries for minutes.
+    (`auto` and ray:// addresses are left to Ray.)"""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or "/" in host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {address} ({exc.strerror or exc})") from None
 
 
 def play_unit(unit: WorkUnit, record_trajectories: bool):
@@ -172,10 +185,12 @@ class RayExecutor:
                                        configure_logging=True, runtime_env={"env_vars": env})
         try:
             if self.address:
+                _check_reachable(self.address)
                 ray.init(address=self.address, **options)
             else:  # a local instance with this machine's --workers as its CPUs
                 ray.init(num_cpus=self.workers, **options)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        # (RayError: a cluster that wants a token this driver lacks, RAY_AUTH_MODE=token)
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
             raise UserError(f"cannot reach the Ray cluster at {self.address}: "
                             f"{str(exc).splitlines()[0][:200]}; start one with `ray start "
                             f"--head` or give --ray-address") from None

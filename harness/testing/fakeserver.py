@@ -253,6 +253,8 @@ class FakeOpenAI:
         self.queued: "collections.deque[Callable[[], None]]" = collections.deque()  # serial
         self.last_request: dict[str, Any] = {}
         self.history: "collections.deque[dict[str, Any]]" = collections.deque(maxlen=1000)
+        # each of those requests' X-Lifebench-* headers (tags), by lower-case name without prefix
+        self.history_tags: "collections.deque[dict[str, str]]" = collections.deque(maxlen=1000)
         self._scripted: Any = None  # the scripted model, made at its first request
 
     def enter(self) -> None:
@@ -288,6 +290,7 @@ class FakeOpenAI:
     def next_reply(self, request: dict[str, Any], tags: Optional[dict[str, str]] = None) -> Any:
         self.last_request = request
         self.history.append(request)
+        self.history_tags.append(dict(tags or {}))
         with self._lock:
             script = self.config.script
             if any(isinstance(item, dict) and "match" in item for item in script):
@@ -760,6 +763,8 @@ class _Connection(asyncio.BufferedProtocol):
                 self._json(200, fake.last_request)
             elif path == "/requests":  # the last 1000 requests answered
                 self._json(200, list(fake.history))
+            elif path == "/requests/tags":  # their tags (method, instance, ...), in that order
+                self._json(200, list(fake.history_tags))
             elif path.endswith("/models"):
                 self._send(200, fake.models_list())
             elif path == "/props" and fake.config.flavour == "llamacpp":  # llama-server's
@@ -808,6 +813,7 @@ class _Connection(asyncio.BufferedProtocol):
         refused = fake.refusal(request)
         if refused is not None:
             fake.history.append(request)
+            fake.history_tags.append(tags)
             with fake._lock:
                 fake.requests += 1
             self._send(*refused)
@@ -978,6 +984,11 @@ class LocalServer:
     def requests(self) -> list[dict[str, Any]]:
         """The last 1000 requests answered, oldest first."""
         return self._get("/requests")
+
+    def request_tags(self) -> list[dict[str, str]]:
+        """The tags (`X-Lifebench-<Name>` headers: method, instance, ...) of those requests,
+        in the same order, by lower-case name."""
+        return self._get("/requests/tags")
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         """Answer requests until `shutdown()`."""

@@ -77,6 +77,11 @@ def test_the_server_answers_each_method_by_its_tags():
         called = ask(server.url, [{"role": "user", "content": cell}], tags, tools=[tool])
         assert called["tool_calls"][0]["function"]["name"] == "act"
         assert json.loads(called["tool_calls"][0]["function"]["arguments"]) == {"command": "right"}
+        # the tags of each request kept, in order, beside the requests (for tests)
+        kept = server.request_tags()
+        assert len(kept) == len(server.requests()) == 4
+        assert [t.get("method") for t in kept] == ["react", "reflexion", "unknown", None]
+        assert kept[0]["instance"] == "corridor-3" and kept[1]["role"] == "reflection"
     request = ScriptedRequest("actor", ({"role": "user", "content": "x"},), (), "corridor",
                               act=lambda text: "left")
     assert generic_reply(request) == "left"
