@@ -38,6 +38,10 @@ os.environ.setdefault("LIFEBENCH_WORKERS", "0")
 # TextWorld and Crafter once (lifebench.testing.cli_forks): 0.3-2 s saved in each of ~600
 # commands
 os.environ.setdefault("LIFEBENCH_CLI_FORKS", "numpy,plancraft.config,textworld,crafter")
+# The real model's server on one thread: its threads wait for each other at every step, and
+# beside the other worker (or `make check`, which CI runs beside the tests) a second thread
+# made its tests 654 s instead of 68 s
+os.environ.setdefault("LIFEBENCH_SERVE_THREADS", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

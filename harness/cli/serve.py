@@ -40,7 +40,7 @@ class Serve(SubCommand):
         parser.add_argument("--port", type=int, default=0,
                             help="the loopback port (default: a free one)")
         parser.add_argument("--threads", type=int, default=0,
-                            help="threads for the model (default: every core)")
+                            help="threads for the model (default: $LIFEBENCH_SERVE_THREADS, else every core)")
         parser.add_argument("--prompt-cache", action="store_true",
                             help="keep recent prompts' states in RAM (llama-cpp-python's "
                                  "cache): worth it when many streams share the server; a "
@@ -61,6 +61,7 @@ class Serve(SubCommand):
             raise UserError(f"--n-ctx {args.n_ctx}: give at least 256 tokens")
         if args.restarts < 0:
             raise UserError("--restarts: give 0 or more")
+        embedded.threads_from_environment()  # a bad value is refused here, not by the server
         if not embedded.server_installed():
             raise UserError(f"lifebench serve needs llama-cpp-python's server, which is not "
                             f"installed: {embedded.INSTALL_HINT}")

