@@ -60,6 +60,23 @@ def import_ray() -> Any:
     return ray
 
 
+_AUTH_MODE_ENV = "RAY_AUTH_MODE"
+
+
+def _refused_for_a_token(exc: BaseException) -> bool:
+    """Whether a failed connection was the cluster's token authentication (Ray 2.52 on: a
+    `ray start` after any local Ray instance made ~/.ray/auth_token turns it on, while a
+    driver uses a token only with RAY_AUTH_MODE=token)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the causes Ray chains
+        if seen is None:
+            return False
+        if "InvalidAuthToken" in str(seen) or "Unauthenticated" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _check_reachable(address: str) -> None:
     """A HOST:PORT nobody listens on, refused at once: Ray itself retries for minutes.
     (`auto` and ray:// addresses are left to Ray.)"""
@@ -189,11 +206,14 @@ class RayExecutor:
                 ray.init(address=self.address, **options)
             else:  # a local instance with this machine's --workers as its CPUs
                 ray.init(num_cpus=self.workers, **options)
-        # (RayError: a cluster that wants a token this driver lacks, RAY_AUTH_MODE=token)
+        # (RayError: RAY_AUTH_MODE=token here without a token)
         except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
-            raise UserError(f"cannot reach the Ray cluster at {self.address}: "
-                            f"{str(exc).splitlines()[0][:200]}; start one with `ray start "
-                            f"--head` or give --ray-address") from None
+            what = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            fix = "start one with `ray start --head` or give --ray-address"
+            if _refused_for_a_token(exc):
+                fix = (f"it asks for its token: set {_AUTH_MODE_ENV}=token here, with the token "
+                       f"it was started with in ~/.ray/auth_token or RAY_AUTH_TOKEN")
+            raise UserError(f"cannot reach the Ray cluster at {self.address}: {what}; {fix}") from None
         return True
 
 

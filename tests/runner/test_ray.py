@@ -5,6 +5,7 @@ costs nothing but a retry."""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,8 +24,27 @@ pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ray_token(tmp_path_factory):
+    """Token authentication for every Ray instance and driver of the module (the default Ray
+    is moving to), with a token of its own: nothing depends on ~/.ray, and nothing is
+    written there (a local `ray.init()` would make ~/.ray/auth_token, which later turns
+    token authentication on for a `ray start` elsewhere on the machine)."""
+    token = tmp_path_factory.mktemp("ray") / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    chosen = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    before = {key: os.environ.get(key) for key in chosen}
+    os.environ.update(chosen)
+    yield token
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(scope="module")
-def ray_cluster():
+def ray_cluster(ray_token):
     """The address of one Ray head node (`ray start --head`, 2 CPUs) that the module's runs
     share with `--ray-address`: a Ray instance starts in about 10 s, once here instead of in
     every run. Its processes are one process group, killed at the end."""
@@ -197,3 +217,12 @@ def test_a_cluster_that_cannot_be_joined_is_a_one_line_error(cli, ray_cluster, t
     assert no_token.returncode == 2, no_token.stderr
     [line] = no_token.stderr.strip().splitlines()
     assert f"cannot reach the Ray cluster at {ray_cluster}: Token authentication" in line
+    # a driver that sends no token to a cluster that asks for one: told what to set
+    # (one connection attempt, not Ray's 20 of a second each)
+    tokenless = cli(*args, "--ray-address", ray_cluster,
+                    env={"RAY_AUTH_MODE": "disabled", "RAY_gcs_server_port_wait_time_s": "1"})
+    assert tokenless.returncode == 2, tokenless.stderr
+    last = tokenless.stderr.strip().splitlines()[-1]  # (Ray's core logs its retries before)
+    assert last.startswith(f"lifebench: error: cannot reach the Ray cluster at {ray_cluster}")
+    assert last.endswith("it asks for its token: set RAY_AUTH_MODE=token here, with the token it "
+                         "was started with in ~/.ray/auth_token or RAY_AUTH_TOKEN")
