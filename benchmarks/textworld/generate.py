@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lifebench.api import UserError
+from lifebench.api.data import exclusive
 
 from lifebench.benchmarks.textworld.data import GAME_SUFFIXES, cache_root, verify_games
 from lifebench.benchmarks.manifests import sha256_file
@@ -112,11 +113,26 @@ def generate(n: int, seed: int, workers: int = 2) -> Path:
         raise UserError(f"--seed must be 0 or more, got {seed}")
     name = split_name(n, seed)
     out = split_dir(name)
-    if (out / MANIFEST).is_file():
-        verify_games(out, read_manifest(name)["games"], remake_hint(name))
+    if _made(name, out):
         return out
-    tw_make = _tw_make()
     out.parent.mkdir(parents=True, exist_ok=True)
+    # one maker at a time (a run's workers and other runs wait for it, then find it made):
+    # two would each spend a minute of CPU, and the later one's swap would pull the games
+    # from under the earlier one's readers
+    with exclusive(out.parent / f".{name}.lock"):
+        return out if _made(name, out) else _make_split(name, n, seed, out, workers)
+
+
+def _made(name: str, out: Path) -> bool:
+    """Whether the split is there (its files then checked against its manifest)."""
+    if not (out / MANIFEST).is_file():
+        return False
+    verify_games(out, read_manifest(name)["games"], remake_hint(name))
+    return True
+
+
+def _make_split(name: str, n: int, seed: int, out: Path, workers: int) -> Path:
+    tw_make = _tw_make()
     seeds = game_seeds(n, seed)
     ids = [f"cooking_seed_{s}" for s in seeds]
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{name}-") as scratch_name:

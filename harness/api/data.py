@@ -15,11 +15,17 @@ accepted by the benchmark's own `check` (ALFWorld: the same game without byte eq
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: no lock there
+    fcntl = None  # type: ignore[assignment]
 
 DATA_ENV = "LIFEBENCH_DATA"
 
@@ -47,6 +53,22 @@ def user_cache() -> Path:
     else:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
     return cache / "lifebench"
+
+
+@contextlib.contextmanager
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """The block runs while this process holds `lock_file` (made if missing): other
+    processes asking for it wait, as do its other threads. A holder that dies releases it
+    (flock), so a stale lock file blocks nobody. For what is made once into the data home
+    or the cache: check, lock, check again, make."""
+    with open(lock_file, "a") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def fetch_command(benchmark: str, force: bool = False) -> str:

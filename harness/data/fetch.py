@@ -14,12 +14,11 @@ only the files needed unpacked.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Literal
 
-from lifebench.api.data import DataFile, RemoteData
+from lifebench.api.data import DataFile, RemoteData, exclusive
 from lifebench.data.archive import open_archive, read_member
 from lifebench.data.download import FetchFailed, Limits, download, write_failure
 from lifebench.data.urls import OFFLINE_ENV, mirrored, offline
@@ -78,18 +77,14 @@ def _shortfall(check: FolderCheck) -> str:
 @contextlib.contextmanager
 def _locked(folder: Path) -> Iterator[None]:
     """The folder's fetch lock (other fetches wait), with stale partial files removed."""
-    try:
-        handle = open(folder / LOCK, "a")
-    except OSError as exc:
-        raise write_failure(folder / LOCK, exc) from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(exclusive(folder / LOCK))
+        except OSError as exc:
+            raise write_failure(folder / LOCK, exc) from None
         for stale in folder.rglob(f".*{PARTIAL}"):
             stale.unlink(missing_ok=True)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
 
 
 def _partial(target: Path) -> Path:
