@@ -3,6 +3,8 @@ the limit unless it is marked slow, `slow` needs a reason, and slow tests run fi
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 TESTS = """
@@ -54,3 +56,24 @@ def test_slow_needs_a_reason(suite):
     result = suite.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "@pytest.mark.slow needs reason" in result.stderr.str() + result.stdout.str()
+
+
+def test_the_profile_charges_a_test_the_cpu_of_the_processes_it_waited_for(suite):
+    """CI's check takes the cores a test leaves idle, so a test's CPU (its children's
+    included) is what it costs; a sleeping test costs next to none."""
+    suite.makepyfile(test_sample="""
+import subprocess, sys, time
+
+def test_busy_child():
+    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.4\\n"
+                    "while time.process_time() < end: pass"], check=True)
+
+def test_asleep():
+    time.sleep(0.4)
+""")
+    report = suite.path / "profile.jsonl"
+    result = suite.runpytest("--profile-report", str(report))
+    assert result.ret == 0
+    cpu = {json.loads(line)["test"].split("::")[1]: json.loads(line)["cpu"]
+           for line in report.read_text().splitlines()}
+    assert cpu["test_busy_child"] >= 0.35 and cpu["test_asleep"] < 0.2

@@ -8,8 +8,9 @@
   took more than S seconds (setup, call and teardown together). CI never passes it: its
   machine is shared, and a duration there says nothing about the test.
 - `--profile-report FILE` (`make test-profile`) writes one JSON line per test: its phases'
-  seconds, its marks, the fixtures it set up (and their seconds) and the processes it
-  started, by kind; `tests/perf/profile_table.py FILE` turns it into tests/README.md's tables.
+  seconds, its CPU seconds (its process's, the children it waited for and the CLI commands
+  it forked: CI's check takes the cores a test leaves idle, so CPU is what a test costs CI), its marks, the fixtures it
+  set up (and their seconds) and the processes it started, by kind; `tests/perf/profile_table.py FILE` turns it into tests/README.md's tables.
 """
 
 from __future__ import annotations
@@ -113,6 +114,13 @@ def process_kind(args) -> str:
     return name or "other"
 
 
+def cpu_seconds() -> float:
+    """This process's CPU seconds and those of the children it has waited for (a server a
+    fixture keeps is charged to the test that stops it)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 class Profiler:
     """Per test: phases' seconds, marks, fixtures set up (with their seconds), processes
     started by the test's own process by kind. One JSON line per test, appended by every
@@ -124,6 +132,7 @@ class Profiler:
         self.fixtures: dict[str, float] = {}
         self.processes: Counter = Counter()
         self.seconds: dict[str, float] = {}
+        self.cpu_elsewhere = 0.0  # CPU os.times() does not see: forked commands' (less reaps)
         started = subprocess.Popen._execute_child
         profiler = self
 
@@ -140,9 +149,23 @@ class Profiler:
         def counted_fork(forks, args, *rest, **kw):  # a command forked, not started
             if profiler.current is not None:
                 profiler.processes["lifebench CLI"] += 1
-            return forked(forks, args, *rest, **kw)
+            before = forks.cpu_seconds
+            try:
+                return forked(forks, args, *rest, **kw)
+            finally:
+                profiler.cpu_elsewhere += forks.cpu_seconds - before
 
         CLIForks.run = counted_fork
+        closed = CLIForks.close
+
+        def uncounted_close(forks):  # reaping a parent charges its forks' CPU a second time
+            before = cpu_seconds()
+            try:
+                return closed(forks)
+            finally:
+                profiler.cpu_elsewhere -= cpu_seconds() - before
+
+        CLIForks.close = uncounted_close
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
@@ -155,10 +178,12 @@ class Profiler:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.current, self.fixtures, self.processes, self.seconds = item.nodeid, {}, Counter(), {}
+        self.cpu_elsewhere, began = 0.0, cpu_seconds()
         yield
+        cpu = round(cpu_seconds() - began + self.cpu_elsewhere, 2)
         marks = sorted({m.name for m in item.iter_markers()} & {"slow", "real_model"})
         line = {"test": item.nodeid, "file": item.nodeid.split("::")[0], "ended": round(time.time(), 2),
-                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "seconds": self.seconds,
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "seconds": self.seconds, "cpu": cpu,
                 "marks": marks, "fixtures": sorted(item.fixturenames),
                 "fixture_setup": {k: round(v, 3) for k, v in self.fixtures.items() if v >= 0.001},
                 "processes": dict(self.processes)}

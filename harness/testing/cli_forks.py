@@ -64,6 +64,7 @@ class CLIForks:
         self.folder = Path(tempfile.mkdtemp(prefix="lifebench-forks-"))
         self.parents: list[subprocess.Popen] = []
         self.turn = 0
+        self.cpu_seconds = 0.0  # the commands' CPU, theirs and their children's, so far
         self.lock = threading.Lock()
         atexit.register(self.close)
 
@@ -91,7 +92,10 @@ class CLIForks:
                 raise subprocess.TimeoutExpired(["lifebench", *args], timeout) from None
             if not status:
                 raise RuntimeError(f"the fork parent lost the command `lifebench {' '.join(args)}`")
-            return int(status), _text(out), _text(err)
+            code, cpu = status.split()
+            with self.lock:
+                self.cpu_seconds += float(cpu)
+            return int(code), _text(out), _text(err)
 
     def _parent_address(self, index: int) -> str:
         address = str(self.folder / f"parent-{index}.sock")
@@ -197,8 +201,8 @@ def _serve_one(conn: socket.socket, base_path: list[str]) -> None:
         for fd in fds:
             os.close(fd)
         conn.sendall(f"{pid}\n".encode())
-        _, status = os.waitpid(pid, 0)
-        conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+        _, status, usage = os.wait4(pid, 0)  # its CPU, its own children's included
+        conn.sendall(f"{os.waitstatus_to_exitcode(status)} {usage.ru_utime + usage.ru_stime:.3f}\n".encode())
     finally:
         os._exit(0)
 

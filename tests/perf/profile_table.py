@@ -27,6 +27,11 @@ def seconds(test: dict) -> float:
     return sum(test["seconds"].values())
 
 
+def cpu(test: dict) -> float:
+    """CPU seconds (0 in reports written before they were recorded)."""
+    return test.get("cpu", 0.0)
+
+
 def kind(test: dict) -> str:
     """The one kind a test's time is charged to: what it spends its time waiting on."""
     started = test["processes"]
@@ -56,7 +61,8 @@ def report(tests: list[dict], wall: float | None, top: int) -> str:
            + (f" in {wall:,.0f} s of wall time" if wall else "")
            + f" (setup {sum(t['seconds'].get('setup', 0) for t in tests):,.0f} s, call "
              f"{sum(t['seconds'].get('call', 0) for t in tests):,.0f} s, teardown "
-             f"{sum(t['seconds'].get('teardown', 0) for t in tests):,.0f} s)", ""]
+             f"{sum(t['seconds'].get('teardown', 0) for t in tests):,.0f} s); "
+             f"{sum(map(cpu, tests)):,.0f} CPU-seconds", ""]
 
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for t in tests:
@@ -65,8 +71,9 @@ def report(tests: list[dict], wall: float | None, top: int) -> str:
     for t in tests:
         started.update(t["processes"])
     out += ["By kind (each test counted once, under what it waits on):", "",
-            table(["kind", "tests", "seconds", "share"],
-                  [[k, len(ts), f"{sum(map(seconds, ts)):,.0f}", f"{sum(map(seconds, ts)) / total:.0%}"]
+            table(["kind", "tests", "seconds", "share", "CPU-seconds"],
+                  [[k, len(ts), f"{sum(map(seconds, ts)):,.0f}", f"{sum(map(seconds, ts)) / total:.0%}",
+                    f"{sum(map(cpu, ts)):,.0f}"]
                    for k, ts in sorted(by_kind.items(), key=lambda kv: -sum(map(seconds, kv[1])))]),
             "", "Processes the tests started:", "",
             table(["process", "started"], [[k, n] for k, n in started.most_common()]), ""]
@@ -76,9 +83,10 @@ def report(tests: list[dict], wall: float | None, top: int) -> str:
         by_file[t["file"]].append(t)
     files = sorted(by_file.items(), key=lambda kv: -sum(map(seconds, kv[1])))
     out += [f"By file (the {top} costliest):", "",
-            table(["file", "tests", "seconds", "share", "CLI runs"],
+            table(["file", "tests", "seconds", "share", "CPU-seconds", "CLI runs"],
                   [[f, len(ts), f"{sum(map(seconds, ts)):,.0f}", f"{sum(map(seconds, ts)) / total:.1%}",
-                    sum(t["processes"].get("lifebench CLI", 0) for t in ts)] for f, ts in files[:top]]),
+                    f"{sum(map(cpu, ts)):,.0f}", sum(t["processes"].get("lifebench CLI", 0) for t in ts)]
+                   for f, ts in files[:top]]),
             ""]
 
     setups: dict[str, list[float]] = defaultdict(list)
@@ -93,9 +101,15 @@ def report(tests: list[dict], wall: float | None, top: int) -> str:
 
     slowest = sorted(tests, key=lambda t: -seconds(t))
     out += [f"The {top} slowest tests:", "",
-            table(["test", "seconds", "marked slow"],
-                  [[t["test"], f"{seconds(t):.1f}", "yes" if "slow" in t["marks"] else ""]
+            table(["test", "seconds", "CPU-seconds", "marked slow"],
+                  [[t["test"], f"{seconds(t):.1f}", f"{cpu(t):.1f}", "yes" if "slow" in t["marks"] else ""]
                    for t in slowest[:top]]), ""]
+    costliest = sorted(tests, key=lambda t: -cpu(t))
+    if cpu(costliest[0]):
+        out += [f"The {top} costliest tests in CPU (what a test costs CI, whose check takes the "
+                "cores the tests leave idle):", "",
+                table(["test", "CPU-seconds", "seconds"],
+                      [[t["test"], f"{cpu(t):.1f}", f"{seconds(t):.1f}"] for t in costliest[:top]]), ""]
     ends: dict[str, float] = {}
     for t in tests:
         if "ended" in t:

@@ -20,6 +20,10 @@ if what == "hang":
     import time; time.sleep(600)
 if what == "die":
     os.kill(os.getpid(), 9)
+if what == "busy":  # CPU in a child of its own, which it waits for
+    import subprocess
+    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.4\\n"
+                    "while time.process_time() < end: pass"], check=True)
 print(json.dumps({"cwd": os.getcwd(), "marker": os.environ.get("PROBE_MARKER"),
                   "hash": hash("lifebench"), "pid": os.getpid(), "argv": sys.argv[1:],
                   "first_paths": sys.path[:2]}))
@@ -67,6 +71,14 @@ def test_a_hung_command_is_killed_at_its_deadline_and_a_killed_one_reports_its_s
     assert code == -signal.SIGKILL
     code, out, _ = forks.run(("show", "0"), env, str(tmp_path), 30, module="forkprobe")
     assert code == 0 and json.loads(out)["argv"] == ["show", "0"]  # the parents live on
+
+
+def test_a_commands_cpu_and_its_childrens_are_counted(forks, probe_env, tmp_path):
+    """(what `make test-profile` charges a test for the commands it forked)"""
+    env, _ = probe_env
+    before = forks.cpu_seconds
+    code, _, _ = forks.run(("busy", "0"), env, str(tmp_path), 30, module="forkprobe")
+    assert code == 0 and forks.cpu_seconds - before >= 0.35
 
 
 @pytest.mark.parametrize("args", [("list", "methods"), ("run", "--benchmark", "nosuch")])
